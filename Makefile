@@ -17,3 +17,31 @@ short:
 # `go test ./...`; skipped under -short).
 exhaustive:
 	$(GO) test -run Exhaustive -count=1 -timeout 60m ./refimpl/...
+
+# cuda
+# Native CUDA kernels (native/cuda) and their conformance tests. Building
+# with -tags cuda needs CUDA's cuda.h and libcuda; CUDA 13's cuda.h needs the
+# compat header in native/cuda/compat first on the include path (it says
+# why). `make ptx` regenerates the embedded PTX with nvcc and records the
+# source hash and flags that TestPTXMatchesSources checks.
+CUDA_HOME ?= /usr/local/cuda
+NVCC ?= $(CUDA_HOME)/bin/nvcc
+CUDA_DIR := native/cuda
+# Keep in step with NVCCFlags in native/cuda/kernels.go.
+CUDA_NVCC_FLAGS := -ptx -std=c++17 -fmad=false -ftz=false -prec-div=true -prec-sqrt=true
+# module:arch, as in Modules in native/cuda/kernels.go.
+CUDA_MODULES := e2m1:compute_89 fp8:compute_89 e2m1_hw:compute_100a util:compute_89
+CUDA_CGO_CFLAGS := -I$(CURDIR)/$(CUDA_DIR)/compat -I$(CUDA_HOME)/include
+CUDA_CGO_LDFLAGS := -L$(CUDA_HOME)/lib64/stubs -L$(CUDA_HOME)/lib64
+
+.PHONY: ptx test-cuda bench-cuda
+ptx:
+	NVCC="$(NVCC)" NVCC_FLAGS="$(CUDA_NVCC_FLAGS)" MODULES="$(CUDA_MODULES)" sh $(CUDA_DIR)/genptx.sh
+
+test-cuda:
+	CGO_CFLAGS="$(CUDA_CGO_CFLAGS)" CGO_LDFLAGS="$(CUDA_CGO_LDFLAGS)" \
+	  $(GO) test -tags cuda -count=1 -timeout 20m ./$(CUDA_DIR)/ ./conformance/
+
+bench-cuda:
+	CGO_CFLAGS="$(CUDA_CGO_CFLAGS)" CGO_LDFLAGS="$(CUDA_CGO_LDFLAGS)" \
+	  $(GO) test -tags cuda -run '^$$' -bench . -benchtime 20x ./$(CUDA_DIR)/

@@ -1,0 +1,99 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"text/tabwriter"
+
+	"github.com/bitexact/bitexact/golden"
+	"github.com/bitexact/bitexact/refimpl/e8m0"
+	"github.com/bitexact/bitexact/refimpl/fp4"
+	"github.com/bitexact/bitexact/refimpl/fp8"
+	"github.com/bitexact/bitexact/refimpl/ops"
+	"github.com/bitexact/bitexact/refimpl/tensor"
+)
+
+// encodeBlock quantizes vals as one row with the nvfp4 or mxfp4 reference
+// op, padded with zeros to whole blocks, and prints scales, codes,
+// dequantized values and errors.
+func encodeBlock(ctx context.Context, kind, profile string, vals []float32, stdout, stderr io.Writer) int {
+	var bs int
+	var qop, dqop, param string
+	switch kind {
+	case "nvfp4":
+		bs, qop, dqop, param = 16, "nvfp4.quantize", "nvfp4.dequantize", "recipe"
+	case "mxfp4":
+		bs, qop, dqop, param = 32, "mxfp4.quantize", "mxfp4.dequantize", "profile"
+	default:
+		return usageError(stderr, "encode", "--block %q: want nvfp4 or mxfp4", kind)
+	}
+	k := (len(vals) + bs - 1) / bs * bs
+	x := make([]float32, k)
+	copy(x, vals)
+	p := ops.Params{}
+	if profile != "" {
+		p[param] = profile
+	}
+	e := golden.Native{}
+	q, err := e.Run(ctx, qop, p, ops.Tensors{"x": tensor.FromF32([]int{1, k}, x)})
+	if err != nil {
+		fmt.Fprintf(stderr, "bitexact encode: %v\n", err)
+		return exitUsage
+	}
+	dp := ops.Params{}
+	if kind == "nvfp4" && profile != "" {
+		dp["recipe"] = profile
+	}
+	dq, err := e.Run(ctx, dqop, dp, q)
+	if err != nil {
+		fmt.Fprintf(stderr, "bitexact encode: %v\n", err)
+		return exitUsage
+	}
+	y := dq["y"].F32()
+	codes := q["packed"].Data
+	scales := q["scales"].Data
+	if kind == "nvfp4" {
+		g := q["global"].F32()[0]
+		fmt.Fprintf(stdout, "nvfp4 (%s %s): %d values in %d blocks of 16; per-tensor scale %s (float32 0x%08x)\n",
+			param, orDefault(profile, "canonical"), len(vals), k/bs, fmtValue(g), math.Float32bits(g))
+	} else {
+		fmt.Fprintf(stdout, "mxfp4 (%s %s): %d values in %d blocks of 32\n", param, orDefault(profile, "nvidia"), len(vals), k/bs)
+	}
+	for b := 0; b < k/bs; b++ {
+		s := scales[b]
+		if kind == "nvfp4" {
+			fmt.Fprintf(stdout, "\nblock %d: scale 0x%02x (E4M3 %s)\n", b, s, fmtValue(fp8.E4M3.Decode(s)))
+		} else {
+			fmt.Fprintf(stdout, "\nblock %d: scale 0x%02x (E8M0 %s)\n", b, s, fmtValue(e8m0.Decode(s)))
+		}
+		tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+		fmt.Fprintf(tw, "i\tx\tcode\te2m1\tdequantized\terror\n")
+		for i := b * bs; i < (b+1)*bs; i++ {
+			c := codes[i/2] >> (4 * (i & 1)) & 0xF
+			errStr := "-"
+			if !math.IsNaN(float64(y[i])) && !math.IsNaN(float64(x[i])) && !math.IsInf(float64(x[i]), 0) {
+				errStr = fmtFloat64(float64(y[i]) - float64(x[i])) // exact: both are float32
+			}
+			if i >= len(vals) {
+				break
+			}
+			fmt.Fprintf(tw, "%d\t%s\t0x%x\t%s\t%s\t%s\n", i, fmtValue(x[i]), c, fmtValue(fp4.Decode(c)), fmtValue(y[i]), errStr)
+		}
+		tw.Flush()
+		if n := (b+1)*bs - max(len(vals), b*bs); n > 0 {
+			fmt.Fprintf(stdout, "(%d zero elements pad the block)\n", n)
+		}
+	}
+	return exitOK
+}
+
+func orDefault(s, d string) string {
+	if s == "" {
+		return d
+	}
+	return s
+}
+
+func fmtFloat64(v float64) string { return fmt.Sprintf("%.9g", v) }

@@ -1,0 +1,168 @@
+package exhaustive
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/bitexact/bitexact/refimpl/unary"
+)
+
+// native computes codes with the host build of the reference.
+type native struct{}
+
+func (native) Unary(ctx context.Context, conv string, start uint32, out []byte) error {
+	c, err := unary.Lookup(conv)
+	if err != nil {
+		return err
+	}
+	c.EncodeRange(start, out)
+	return nil
+}
+
+// zeros claims every code is 0.
+type zeros struct{}
+
+func (zeros) Unary(ctx context.Context, conv string, start uint32, out []byte) error {
+	clear(out)
+	return nil
+}
+
+// flip corrupts the code of one input.
+type flip struct {
+	native
+	at uint32
+}
+
+func (f flip) Unary(ctx context.Context, conv string, start uint32, out []byte) error {
+	if err := f.native.Unary(ctx, conv, start, out); err != nil {
+		return err
+	}
+	if f.at >= start && f.at-start < uint32(len(out)) {
+		out[f.at-start] ^= 1
+	}
+	return nil
+}
+
+// rootOf recomputes a Merkle root recursively, independently of the
+// iterative merkleRoot.
+func rootOf(leaves [][]byte) []byte {
+	if len(leaves) == 1 {
+		return leaves[0]
+	}
+	l, r := rootOf(leaves[:len(leaves)/2]), rootOf(leaves[len(leaves)/2:])
+	h := sha256.Sum256(append(append([]byte{1}, l...), r...))
+	return h[:]
+}
+
+func TestComputeTree(t *testing.T) {
+	if testing.Short() {
+		t.Skip("hashes 4 GiB")
+	}
+	d, err := Compute(context.Background(), zeros{}, "e2m1/nvidia", 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	leaf := sha256.Sum256(append([]byte{0}, make([]byte, Chunk)...))
+	leaves := make([][]byte, Leaves)
+	for i := range leaves {
+		leaves[i] = leaf[:]
+		if d.Leaves[i] != hex.EncodeToString(leaf[:]) {
+			t.Fatalf("leaf %d = %s, want SHA-256(0x00 || 2^24 zero bytes) = %x", i, d.Leaves[i], leaf)
+		}
+	}
+	if want := hex.EncodeToString(rootOf(leaves)); d.Root != want {
+		t.Errorf("root = %s, want %s", d.Root, want)
+	}
+	if err := d.CheckRoot(); err != nil {
+		t.Error(err)
+	}
+}
+
+// Every conversion has a committed digest whose root matches its leaves.
+func TestCommittedDigests(t *testing.T) {
+	for _, c := range unary.All() {
+		d, err := Committed(c.Name)
+		if err != nil {
+			t.Errorf("%v (compute it with: go run ./cmd/bitexact exhaustive --conv %s --engine native --write golden/exhaustive/digests)", err, c.Name)
+			continue
+		}
+		if d.Width != c.Width() {
+			t.Errorf("%s: width %d, want %d", c.Name, d.Width, c.Width())
+		}
+	}
+}
+
+// The native reference reproduces every committed digest over all 2^32
+// inputs.
+func TestExhaustiveNative(t *testing.T) {
+	if testing.Short() {
+		t.Skip("2^32 inputs per conversion")
+	}
+	for _, c := range unary.All() {
+		want, err := Committed(c.Name)
+		if err != nil {
+			t.Error(err)
+			continue
+		}
+		got, err := Compute(context.Background(), native{}, c.Name, 0, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := Compare(want, got); err != nil {
+			t.Errorf("%v", err)
+		}
+	}
+}
+
+func TestCompareAndLocalize(t *testing.T) {
+	want, err := Committed("e2m1/nvidia")
+	if err != nil {
+		t.Skip(err)
+	}
+	got := *want
+	got.Leaves = append([]string{}, want.Leaves...)
+	got.Leaves[0x3f] = strings.Repeat("0", 64)
+	got.Leaves[0xbf] = strings.Repeat("0", 64)
+	err = Compare(want, &got)
+	var m *Mismatch
+	if !errors.As(err, &m) || len(m.Chunks) != 2 || m.Chunks[0] != 0x3f || m.Chunks[1] != 0xbf {
+		t.Fatalf("Compare = %v, want chunks 0x3f and 0xbf", err)
+	}
+	if !strings.Contains(err.Error(), "first chunk 63 (inputs 0x3f000000..0x3fffffff)") {
+		t.Errorf("message %q does not name the first chunk's inputs", err)
+	}
+	if err := got.CheckRoot(); err == nil {
+		t.Error("CheckRoot accepted leaves that do not match the root")
+	}
+
+	// 0.75 = 0x3f400000 is an E2M1 tie: nvidia gives code 2 (1.0); the
+	// corrupted engine gives 3.
+	ctx := context.Background()
+	d, err := Localize(ctx, native{}, flip{at: 0x3f400000}, "e2m1/nvidia", 0x3f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d == nil || d.Input != 0x3f400000 || d.Want != 2 || d.Got != 3 {
+		t.Errorf("Localize = %+v, want input 0x3f400000, codes 2 vs 3", d)
+	}
+	if d, err := Localize(ctx, native{}, flip{at: 0x3f400000}, "e2m1/nvidia", 0x40); d != nil || err != nil {
+		t.Errorf("Localize on an agreeing chunk = %+v, %v; want nil, nil", d, err)
+	}
+	if math.Float32frombits(d.Input) != 0.75 {
+		t.Errorf("input %#x is not 0.75", d.Input)
+	}
+}
+
+func TestReadErrors(t *testing.T) {
+	if _, err := Committed("e2m1/none"); err == nil || !strings.Contains(err.Error(), "no committed digest for e2m1/none") {
+		t.Errorf("Committed(unknown) = %v", err)
+	}
+	if _, err := Compute(context.Background(), native{}, "e9m9/x", 0, nil); err == nil {
+		t.Error("Compute of an unknown conversion succeeded")
+	}
+}

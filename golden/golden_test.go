@@ -1,0 +1,287 @@
+package golden
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io/fs"
+	"math"
+	"strings"
+	"testing"
+	"testing/fstest"
+
+	"github.com/bitexact/bitexact/refimpl/ops"
+	"github.com/bitexact/bitexact/refimpl/unary"
+)
+
+func TestCatalogConsistent(t *testing.T) {
+	if err := checkCatalog(); err != nil {
+		t.Fatal(err)
+	}
+	if s := Skipped(); len(s) > 0 {
+		t.Logf("%d catalog cases have no registered op yet (first %s: %s)", len(s), s[0].Name, s[0].Op)
+	}
+}
+
+// The E2M1 edge inputs hold every midpoint named in
+// shared/research/formats.md (0.25, 0.75, 1.25, 1.75, 2.5, 3.5, 5) and the
+// classes every profile must be tested on.
+func TestEdgesE2M1(t *testing.T) {
+	c, err := unary.Lookup("e2m1/nvidia")
+	if err != nil {
+		t.Fatal(err)
+	}
+	class := map[uint32]string{}
+	for _, e := range Edges(c) {
+		if _, dup := class[e.Bits]; dup {
+			t.Fatalf("input %#08x listed twice", e.Bits)
+		}
+		class[e.Bits] = e.Class
+	}
+	for _, tc := range []struct {
+		x     float32
+		class string
+	}{
+		{0.25, ClassMidpoint}, {0.75, ClassMidpoint}, {1.25, ClassMidpoint}, {1.75, ClassMidpoint},
+		{2.5, ClassMidpoint}, {3.5, ClassMidpoint}, {5, ClassMidpoint}, {-5, ClassMidpoint},
+		{6, ClassValue}, {-0.5, ClassValue}, {float32(math.Copysign(0, -1)), ClassValue},
+		{math.Nextafter32(5, 6), ClassMidpointUlp}, {math.Nextafter32(5, 0), ClassMidpointUlp},
+		{7, ClassOverflow}, {math.Nextafter32(7, 8), ClassOverflow}, {8, ClassOverflow}, {12, ClassOverflow},
+		{math.MaxFloat32, ClassOverflow},
+		{math.Float32frombits(1), ClassValueUlp}, // Nextafter(0, +Inf) comes first as value±1ulp
+		{math.Float32frombits(0x807fffff), ClassSubnormal},
+		{float32(math.Inf(-1)), ClassInf},
+		{math.Float32frombits(0xffc00000), ClassNaN}, {math.Float32frombits(0x7f800001), ClassNaN},
+	} {
+		if got := class[math.Float32bits(tc.x)]; got != tc.class {
+			t.Errorf("input %v (%#08x): class %q, want %q", tc.x, math.Float32bits(tc.x), got, tc.class)
+		}
+	}
+}
+
+func TestMagnitudes(t *testing.T) {
+	for _, tc := range []struct {
+		conv       string
+		n          int
+		first, max float32
+	}{
+		{"e2m1/nvidia", 8, 0, 6},
+		{"e4m3/satfinite", 127, 0, 448},   // 0x00..0x7e
+		{"e5m2/satfinite", 124, 0, 57344}, // 0x00..0x7b
+		{"e8m0/rz", 255, 0x1p-127, 0x1p127},
+		{"fp16/rne", 31744, 0, 65504},
+	} {
+		c, err := unary.Lookup(tc.conv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := Magnitudes(c)
+		if len(m) != tc.n || m[0] != tc.first || m[len(m)-1] != tc.max {
+			t.Errorf("%s: %d magnitudes %v..%v, want %d %v..%v", tc.conv, len(m), m[0], m[len(m)-1], tc.n, tc.first, tc.max)
+		}
+	}
+}
+
+func TestBuildDeterministic(t *testing.T) {
+	ctx := context.Background()
+	a, err := Build(ctx, Native{}, &Options{Workers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := Build(ctx, Native{}, &Options{Workers: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(a.Data) != len(b.Data) {
+		t.Fatalf("%d files, then %d", len(a.Data), len(b.Data))
+	}
+	for p, x := range a.Data {
+		if !bytes.Equal(x, b.Data[p]) {
+			t.Errorf("%s differs between two builds", p)
+		}
+	}
+}
+
+// The committed set is what the native reference computes, file for file.
+// (TestWasmCrossCheck compares wasm to both.)
+func TestCommittedSetNative(t *testing.T) {
+	if err := Verify(context.Background(), Native{}, DataFS()); err != nil {
+		t.Fatalf("golden/data is not what the native reference generates: %v\n(regenerate with: go run ./cmd/bitexact golden gen)", err)
+	}
+}
+
+func TestCommittedSetSize(t *testing.T) {
+	total := 0
+	fs.WalkDir(DataFS(), ".", func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			info, _ := d.Info()
+			total += int(info.Size())
+		}
+		return nil
+	})
+	const limit = 20 << 20
+	if total > limit {
+		t.Errorf("golden/data holds %d bytes, over the %d-byte budget", total, limit)
+	}
+	t.Logf("golden/data: %d bytes", total)
+}
+
+// copyFS copies the embedded set into a mutable map.
+func copyFS(t *testing.T) fstest.MapFS {
+	t.Helper()
+	m := fstest.MapFS{}
+	err := fs.WalkDir(DataFS(), ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := fs.ReadFile(DataFS(), p)
+		m[p] = &fstest.MapFile{Data: b}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// firstCase picks the first case of the committed set and the offset of
+// its first output tensor's data in its file.
+func firstCase(t *testing.T, m fstest.MapFS) (CaseFile, string, int, int) {
+	t.Helper()
+	s, err := Load(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := s.Manifest.Cases[0]
+	b := m[c.File].Data
+	ts, _, err := DecodeSafetensors(c.File, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := sortedNames(ts)[0]
+	off := bytes.LastIndex(b, ts[name].Data) // data sits at the end of the file
+	return c, name, off, ts[name].DType.Size()
+}
+
+func TestVerifyNamesDifference(t *testing.T) {
+	ctx := context.Background()
+	m := copyFS(t)
+	c, tensor, off, size := firstCase(t, m)
+	m[c.File].Data[off+3*size] ^= 0x01
+	err := Verify(ctx, Native{}, m)
+	var d *DiffError
+	if !errors.As(err, &d) {
+		t.Fatalf("Verify after a flipped bit = %v, want a *DiffError", err)
+	}
+	if d.File != c.File || d.Tensor != tensor || !strings.Contains(d.Problem, "1 of ") || !strings.Contains(d.Problem, "flat index 3") {
+		t.Errorf("DiffError = %+v, want file %s tensor %s, 1 element, flat index 3", d, c.File, tensor)
+	}
+
+	m = copyFS(t)
+	m["expected/zz-stale.safetensors"] = &fstest.MapFile{Data: []byte("x")}
+	if err := Verify(ctx, Native{}, m); !errors.As(err, &d) || d.File != "expected/zz-stale.safetensors" {
+		t.Errorf("Verify with a stale file = %v", err)
+	}
+
+	m = copyFS(t)
+	delete(m, c.File)
+	if err := Verify(ctx, Native{}, m); !errors.As(err, &d) || d.File != c.File || !strings.Contains(d.Problem, "missing") {
+		t.Errorf("Verify with a missing file = %v", err)
+	}
+}
+
+func TestLoadChecksDigests(t *testing.T) {
+	m := copyFS(t)
+	c, _, off, _ := firstCase(t, m)
+	m[c.File].Data[off] ^= 0x80
+	_, err := Load(m)
+	if err == nil || !strings.Contains(err.Error(), c.File+": SHA-256") {
+		t.Errorf("Load of a tampered set = %v, want a SHA-256 error naming %s", err, c.File)
+	}
+	m = copyFS(t)
+	m[ManifestFile].Data = bytes.Replace(m[ManifestFile].Data, []byte(`"schema": 1`), []byte(`"schema": 99`), 1)
+	if _, err := Load(m); err == nil || !strings.Contains(err.Error(), "schema version 99") {
+		t.Errorf("Load with schema 99 = %v", err)
+	}
+	m = copyFS(t)
+	m[ManifestFile].Data = m[ManifestFile].Data[:100]
+	if _, err := Load(m); err == nil || !strings.Contains(err.Error(), "manifest.json: malformed") {
+		t.Errorf("Load with a truncated manifest = %v", err)
+	}
+}
+
+// corrupt is an engine that flips the low bit of one output element.
+type corrupt struct {
+	Native
+	op  string
+	idx int
+}
+
+func (c corrupt) Run(ctx context.Context, op string, p ops.Params, in ops.Tensors) (ops.Tensors, error) {
+	out, err := c.Native.Run(ctx, op, p, in)
+	if err != nil || op != c.op {
+		return out, err
+	}
+	for _, n := range sortedNames(out) {
+		t := out[n]
+		t.Data = append([]byte{}, t.Data...)
+		t.Data[c.idx*t.DType.Size()] ^= 1
+		out[n] = t
+		break
+	}
+	return out, nil
+}
+
+func TestCheck(t *testing.T) {
+	ctx := context.Background()
+	s, err := Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Check(ctx, Native{}, s, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res) != len(s.Manifest.Cases) {
+		t.Fatalf("%d results for %d cases", len(res), len(s.Manifest.Cases))
+	}
+	for _, r := range res {
+		if !r.OK() {
+			t.Errorf("native %s: %v %+v", r.Case.Name, r.Err, r.Diffs)
+		}
+	}
+	op := s.Manifest.Cases[0].Op
+	res, err = Check(ctx, corrupt{op: op, idx: 5}, s, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := 0
+	for _, r := range res {
+		if r.Case.Op != op {
+			if !r.OK() {
+				t.Errorf("%s failed, but only %s was corrupted", r.Case.Name, op)
+			}
+			continue
+		}
+		bad++
+		if r.OK() || len(r.Diffs) != 1 || r.Diffs[0].First != 5 || r.Diffs[0].Count != 1 {
+			t.Errorf("%s: diffs %+v, want one tensor with element 5 differing", r.Case.Name, r.Diffs)
+		}
+	}
+	if bad == 0 {
+		t.Errorf("no case of op %s checked", op)
+	}
+}
+
+func TestDiffTensorsShapes(t *testing.T) {
+	a := sampleTensors()
+	b := sampleTensors()
+	x := b["x"]
+	x.Shape = []int{2, 2}
+	b["x"] = x
+	delete(b, "s")
+	d := DiffTensors(a, b)
+	if len(d) != 2 || d[0].Tensor != "s" || d[0].Problem != "missing from the output" || d[1].Tensor != "x" || d[1].Problem != "shape [2 2], want [4]" {
+		t.Errorf("DiffTensors = %+v", d)
+	}
+}

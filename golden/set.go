@@ -1,0 +1,437 @@
+package golden
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/bitexact/bitexact/refimpl/ops"
+)
+
+// Options tune Build, Generate and Verify.
+type Options struct {
+	// Workers bounds the cases run at once; 0 means runtime.GOMAXPROCS(0).
+	Workers int
+	// Progress, if set, is called after each file is produced, from one
+	// goroutine at a time.
+	Progress func(done, total int, file string)
+	// Generator overrides the manifest's generator field (default:
+	// EngineName(engine)).
+	Generator string
+}
+
+// Files is a golden set in memory: every file's bytes by slash-separated
+// path, manifest.json included.
+type Files struct {
+	Manifest Manifest
+	Data     map[string][]byte
+}
+
+// Names returns the file paths, sorted.
+func (f *Files) Names() []string {
+	n := make([]string, 0, len(f.Data))
+	for k := range f.Data {
+		n = append(n, k)
+	}
+	sort.Strings(n)
+	return n
+}
+
+// Size is the total number of bytes of all files.
+func (f *Files) Size() int {
+	s := 0
+	for _, b := range f.Data {
+		s += len(b)
+	}
+	return s
+}
+
+func inputPath(name string) string    { return "inputs/" + name + ".safetensors" }
+func expectedPath(name string) string { return "expected/" + name + ".safetensors" }
+
+func digest(b []byte) string {
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:])
+}
+
+func infos(ts ops.Tensors) []TensorInfo {
+	var v []TensorInfo
+	for _, n := range sortedNames(ts) {
+		t := ts[n]
+		shape := append([]int{}, t.Shape...)
+		v = append(v, TensorInfo{Name: n, DType: string(t.DType), Logical: t.Logical, Shape: shape})
+	}
+	return v
+}
+
+// Build generates the current catalog's golden set in memory: inputs on the
+// host from their seeds, expected outputs through e.
+func Build(ctx context.Context, e Engine, opt *Options) (*Files, error) {
+	if opt == nil {
+		opt = &Options{}
+	}
+	if err := checkCatalog(); err != nil {
+		return nil, err
+	}
+	ins, cases := Catalog()
+	f := &Files{Data: map[string][]byte{}}
+	gen := opt.Generator
+	if gen == "" {
+		gen = EngineName(e)
+	}
+	f.Manifest = Manifest{Schema: SchemaVersion, Suite: SuiteVersion, Generator: gen, PRNG: "splitmix64"}
+
+	total := len(ins) + len(cases)
+	var mu sync.Mutex
+	done := 0
+	progress := func(file string) {
+		mu.Lock()
+		defer mu.Unlock()
+		done++
+		if opt.Progress != nil {
+			opt.Progress(done, total, file)
+		}
+	}
+
+	inputs := make(map[string]ops.Tensors, len(ins))
+	f.Manifest.Inputs = make([]InputFile, len(ins))
+	for i, in := range ins {
+		ts, err := in.Make(in.Seed)
+		if err != nil {
+			return nil, fmt.Errorf("input set %s: %w", in.Name, err)
+		}
+		b, err := EncodeSafetensors(ts, map[string]string{"bitexact.suite": SuiteVersion, "bitexact.inputs": in.Name})
+		if err != nil {
+			return nil, fmt.Errorf("input set %s: %w", in.Name, err)
+		}
+		p := inputPath(in.Name)
+		f.Data[p] = b
+		inputs[in.Name] = ts
+		f.Manifest.Inputs[i] = InputFile{Name: in.Name, Description: in.Description, Seed: in.Seed,
+			File: p, SHA256: digest(b), Bytes: len(b), Tensors: infos(ts)}
+		progress(p)
+	}
+
+	f.Manifest.Cases = make([]CaseFile, len(cases))
+	errs := make([]error, len(cases))
+	workers := opt.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	sem := make(chan struct{}, workers)
+	var wg sync.WaitGroup
+	for i, c := range cases {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			if err := ctx.Err(); err != nil {
+				errs[i] = err
+				return
+			}
+			out, err := e.Run(ctx, c.Op, c.Params, inputs[c.Inputs])
+			if err != nil {
+				errs[i] = fmt.Errorf("case %s: %w", c.Name, err)
+				return
+			}
+			b, err := EncodeSafetensors(out, map[string]string{"bitexact.suite": SuiteVersion, "bitexact.case": c.Name, "bitexact.op": c.Op})
+			if err != nil {
+				errs[i] = fmt.Errorf("case %s: output: %w", c.Name, err)
+				return
+			}
+			p := expectedPath(c.Name)
+			params := map[string]string{}
+			for k, v := range c.Params {
+				params[k] = v
+			}
+			mu.Lock()
+			f.Data[p] = b
+			mu.Unlock()
+			f.Manifest.Cases[i] = CaseFile{Name: c.Name, Family: c.Family, Op: c.Op, Params: params,
+				Description: c.Description, Inputs: c.Inputs, File: p, SHA256: digest(b), Bytes: len(b), Outputs: infos(out)}
+			progress(p)
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	mb, err := json.MarshalIndent(f.Manifest, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	f.Data[ManifestFile] = append(mb, '\n')
+	return f, nil
+}
+
+// Generate builds the golden set through e and writes it under dir,
+// removing stale .safetensors files from dir/inputs and dir/expected so
+// that the directory holds exactly the set.
+func Generate(ctx context.Context, e Engine, dir string) (*Manifest, error) {
+	return GenerateWith(ctx, e, dir, nil)
+}
+
+// GenerateWith is Generate with options.
+func GenerateWith(ctx context.Context, e Engine, dir string, opt *Options) (*Manifest, error) {
+	f, err := Build(ctx, e, opt)
+	if err != nil {
+		return nil, err
+	}
+	return &f.Manifest, f.WriteDir(dir)
+}
+
+// WriteDir writes the files under dir (see Generate).
+func (f *Files) WriteDir(dir string) error {
+	for _, sub := range []string{"inputs", "expected"} {
+		d := filepath.Join(dir, sub)
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return err
+		}
+		ents, err := os.ReadDir(d)
+		if err != nil {
+			return err
+		}
+		for _, en := range ents {
+			p := sub + "/" + en.Name()
+			if _, keep := f.Data[p]; !keep && strings.HasSuffix(en.Name(), ".safetensors") {
+				if err := os.Remove(filepath.Join(d, en.Name())); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	for _, p := range f.Names() {
+		if err := os.WriteFile(filepath.Join(dir, filepath.FromSlash(p)), f.Data[p], 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// DiffError reports the first difference between a committed golden set
+// and a regenerated one.
+type DiffError struct {
+	File    string // path inside the set
+	Tensor  string // empty when the difference is not inside one tensor
+	Problem string
+}
+
+func (e *DiffError) Error() string {
+	if e.Tensor != "" {
+		return fmt.Sprintf("%s: tensor %q: %s", e.File, e.Tensor, e.Problem)
+	}
+	return fmt.Sprintf("%s: %s", e.File, e.Problem)
+}
+
+// Verify regenerates the golden set through e in memory and requires every
+// file of fsys (a golden set directory) to be byte-identical to it. The
+// first difference is returned as a *DiffError naming the file and, inside
+// safetensors files, the tensor and element. When e cannot describe its
+// module (Native), the committed generator field is taken as given: the
+// native engine can attest outputs, not the digest of a module it did not
+// run.
+func Verify(ctx context.Context, e Engine, fsys fs.FS) error {
+	return VerifyWith(ctx, e, fsys, nil)
+}
+
+// VerifyWith is Verify with options.
+func VerifyWith(ctx context.Context, e Engine, fsys fs.FS, opt *Options) error {
+	mb, err := fs.ReadFile(fsys, ManifestFile)
+	if err != nil {
+		return fmt.Errorf("%s: %w", ManifestFile, err)
+	}
+	var committed Manifest
+	if err := json.Unmarshal(mb, &committed); err != nil {
+		return &DiffError{File: ManifestFile, Problem: "malformed JSON: " + err.Error()}
+	}
+	o := Options{}
+	if opt != nil {
+		o = *opt
+	}
+	if _, ok := e.(Describer); !ok && o.Generator == "" {
+		o.Generator = committed.Generator
+	}
+	f, err := Build(ctx, e, &o)
+	if err != nil {
+		return err
+	}
+	return f.Compare(fsys)
+}
+
+// Compare requires fsys to hold exactly f's files (manifest.json, inputs/
+// and expected/ .safetensors files), byte for byte.
+func (f *Files) Compare(fsys fs.FS) error {
+	var have []string
+	for _, sub := range []string{"inputs", "expected"} {
+		ents, err := fs.ReadDir(fsys, sub)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		for _, en := range ents {
+			if strings.HasSuffix(en.Name(), ".safetensors") {
+				have = append(have, sub+"/"+en.Name())
+			}
+		}
+	}
+	for _, p := range have {
+		if _, ok := f.Data[p]; !ok {
+			return &DiffError{File: p, Problem: "not part of the regenerated set (stale file or changed catalog)"}
+		}
+	}
+	// Data files first: a manifest difference is usually a consequence.
+	names := f.Names()
+	sort.SliceStable(names, func(i, j int) bool { return names[i] != ManifestFile && names[j] == ManifestFile })
+	for _, p := range names {
+		want := f.Data[p]
+		got, err := fs.ReadFile(fsys, p)
+		if err != nil {
+			return &DiffError{File: p, Problem: "missing from the committed set: " + err.Error()}
+		}
+		if bytes.Equal(got, want) {
+			continue
+		}
+		if p == ManifestFile {
+			return &DiffError{File: p, Problem: firstLineDiff(got, want)}
+		}
+		return diffSafetensors(p, got, want)
+	}
+	return nil
+}
+
+func firstLineDiff(got, want []byte) string {
+	g := strings.Split(string(got), "\n")
+	w := strings.Split(string(want), "\n")
+	for i := 0; i < len(g) || i < len(w); i++ {
+		var a, b string
+		if i < len(g) {
+			a = g[i]
+		}
+		if i < len(w) {
+			b = w[i]
+		}
+		if a != b {
+			return fmt.Sprintf("line %d differs: committed %q, regenerated %q", i+1, strings.TrimSpace(a), strings.TrimSpace(b))
+		}
+	}
+	return "differs"
+}
+
+// diffSafetensors explains why two safetensors files differ.
+func diffSafetensors(file string, got, want []byte) error {
+	g, gm, err := DecodeSafetensors(file+" (committed)", got)
+	if err != nil {
+		return &DiffError{File: file, Problem: err.Error()}
+	}
+	w, wm, err := DecodeSafetensors(file+" (regenerated)", want)
+	if err != nil {
+		return &DiffError{File: file, Problem: err.Error()}
+	}
+	if d := DiffTensors(w, g); len(d) > 0 {
+		return &DiffError{File: file, Tensor: d[0].Tensor, Problem: d[0].Problem}
+	}
+	for k, v := range wm {
+		if gm[k] != v {
+			return &DiffError{File: file, Problem: fmt.Sprintf("metadata %q is %q, regenerated %q", k, gm[k], v)}
+		}
+	}
+	return &DiffError{File: file, Problem: "bytes differ outside the tensors (header layout)"}
+}
+
+// Load opens a golden set directory (an os.DirFS, or the embedded default)
+// and checks its manifest: the schema version, and that every file it lists
+// exists with the recorded SHA-256.
+func Load(fsys fs.FS) (*Set, error) {
+	mb, err := fs.ReadFile(fsys, ManifestFile)
+	if err != nil {
+		return nil, fmt.Errorf("golden set: %w", err)
+	}
+	var m Manifest
+	dec := json.NewDecoder(bytes.NewReader(mb))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&m); err != nil {
+		return nil, fmt.Errorf("%s: malformed: %w", ManifestFile, err)
+	}
+	if m.Schema != SchemaVersion {
+		return nil, fmt.Errorf("%s: schema version %d, this build reads %d", ManifestFile, m.Schema, SchemaVersion)
+	}
+	s := &Set{Manifest: m, fsys: fsys, inputs: map[string]InputFile{}}
+	check := func(p, sum string) error {
+		if p == "" || !fs.ValidPath(p) || path.Clean(p) != p {
+			return fmt.Errorf("%s: invalid file path %q", ManifestFile, p)
+		}
+		b, err := fs.ReadFile(fsys, p)
+		if err != nil {
+			return fmt.Errorf("golden set: %w", err)
+		}
+		if d := digest(b); d != sum {
+			return fmt.Errorf("%s: SHA-256 %s, manifest records %s", p, d, sum)
+		}
+		return nil
+	}
+	for _, in := range m.Inputs {
+		if err := check(in.File, in.SHA256); err != nil {
+			return nil, err
+		}
+		s.inputs[in.Name] = in
+	}
+	for _, c := range m.Cases {
+		if _, ok := s.inputs[c.Inputs]; !ok {
+			return nil, fmt.Errorf("%s: case %s names unknown input set %q", ManifestFile, c.Name, c.Inputs)
+		}
+		if err := check(c.File, c.SHA256); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// Set is a loaded golden set.
+type Set struct {
+	Manifest Manifest
+	fsys     fs.FS
+	inputs   map[string]InputFile
+}
+
+// Inputs reads the input tensors of a case.
+func (s *Set) Inputs(c CaseFile) (ops.Tensors, error) {
+	in, ok := s.inputs[c.Inputs]
+	if !ok {
+		return nil, fmt.Errorf("case %s: unknown input set %q", c.Name, c.Inputs)
+	}
+	return s.read(in.File)
+}
+
+// Expected reads the expected output tensors of a case.
+func (s *Set) Expected(c CaseFile) (ops.Tensors, error) { return s.read(c.File) }
+
+func (s *Set) read(p string) (ops.Tensors, error) {
+	b, err := fs.ReadFile(s.fsys, p)
+	if err != nil {
+		return nil, err
+	}
+	ts, _, err := DecodeSafetensors(p, b)
+	return ts, err
+}
+
+// Case finds a case by name.
+func (s *Set) Case(name string) (CaseFile, bool) {
+	for _, c := range s.Manifest.Cases {
+		if c.Name == name {
+			return c, true
+		}
+	}
+	return CaseFile{}, false
+}

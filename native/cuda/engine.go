@@ -1,0 +1,256 @@
+//go:build cuda
+
+package cuda
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/bitexact/bitexact/refimpl/ops"
+	"github.com/bitexact/bitexact/refimpl/tensor"
+)
+
+// Kernel describes one kernel under certification: what it claims to
+// compute, in the reference's terms.
+type Kernel struct {
+	// Name is the CUDA entry point of the tensor form; a unary kernel's
+	// exhaustive form is Name+"_range".
+	Name string
+	// Module is the kernels/ family it is compiled from.
+	Module string
+	// Conversion is the refimpl/unary conversion ("format/profile") a
+	// unary kernel claims to implement; empty for tensor ops.
+	Conversion string
+	// Op and Params are the refimpl/ops operation (and the parameters that
+	// select this kernel) that the kernel claims to implement.
+	Op     string
+	Params ops.Params
+	// ThirdParty marks a kernel copied from elsewhere to be certified as
+	// found, rather than written to a profile by bitexact.
+	ThirdParty string
+	// Doc says what the kernel is.
+	Doc string
+	// run executes the op on the device.
+	run func(ctx context.Context, d *Device, k Kernel, p ops.Params, in ops.Tensors) (ops.Tensors, error)
+}
+
+// Kernels lists every kernel with its claim.
+var Kernels = []Kernel{
+	{Name: "e2m1_nvidia", Module: "e2m1", Conversion: "e2m1/nvidia",
+		Op: "e2m1.encode", Params: ops.Params{"profile": "nvidia"}, run: runUnaryOp,
+		Doc: "software E2M1 encode, nvidia profile (branchless thresholds, NaN -> +0x7)"},
+	{Name: "e2m1_sw_sm121", Module: "e2m1", Conversion: "e2m1/sw-sm121",
+		Op: "e2m1.encode", Params: ops.Params{"profile": "sw-sm121"}, run: runUnaryOp,
+		ThirdParty: "Avarok-Cybersecurity/dgx-vllm: patch_nvfp4_utils_sw_e2m1.py _sw_float_to_e2m1 (function body unchanged)",
+		Doc:        "dgx-vllm SM121 software E2M1, as published"},
+	{Name: "fp8_e4m3_satfinite", Module: "fp8", Conversion: "e4m3/satfinite",
+		Op: "fp8.encode", Params: ops.Params{"format": "e4m3", "profile": "satfinite"}, run: runUnaryOp,
+		Doc: "hardware cvt.rn.satfinite.e4m3x2.f32"},
+	{Name: "fp8_e5m2_satfinite", Module: "fp8", Conversion: "e5m2/satfinite",
+		Op: "fp8.encode", Params: ops.Params{"format": "e5m2", "profile": "satfinite"}, run: runUnaryOp,
+		Doc: "hardware cvt.rn.satfinite.e5m2x2.f32"},
+	{Name: "fp8_e4m3_decode", Module: "fp8",
+		Op: "fp8.decode", Params: ops.Params{"format": "e4m3"}, run: runDecode,
+		Doc: "hardware cvt.rn.f16x2.e4m3x2 then cvt.f32.f16"},
+	{Name: "fp8_e5m2_decode", Module: "fp8",
+		Op: "fp8.decode", Params: ops.Params{"format": "e5m2"}, run: runDecode,
+		Doc: "hardware cvt.rn.f16x2.e5m2x2 then cvt.f32.f16"},
+}
+
+// opDefaults are the parameter defaults of the refimpl/ops operations
+// (refimpl/ops: e2m1.encode's profile defaults to nvidia), so that a case
+// that leaves a parameter out selects the kernel of the default.
+var opDefaults = map[string]map[string]string{
+	"e2m1.encode": {"profile": "nvidia"},
+}
+
+// LookupKernel finds a kernel by entry-point name.
+func LookupKernel(name string) (Kernel, error) {
+	for _, k := range Kernels {
+		if k.Name == name {
+			return k, nil
+		}
+	}
+	return Kernel{}, fmt.Errorf("cuda: unknown kernel %q", name)
+}
+
+// matches reports whether p selects k for k.Op: every parameter k names
+// must be present with its value, and every other parameter must be one
+// the kernel handles (none, for now).
+func (k Kernel) matches(op string, p ops.Params) bool {
+	if op != k.Op {
+		return false
+	}
+	for key, v := range k.Params {
+		got, ok := p[key]
+		if !ok {
+			got = opDefaults[op][key]
+		}
+		if got != v {
+			return false
+		}
+	}
+	for key := range p {
+		if _, ok := k.Params[key]; !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// Engine runs reference operations on the GPU with the kernels that claim
+// them. It satisfies golden.Engine, so golden.Check certifies it case by
+// case, and exhaustive.Unary for the 2^32 sweeps.
+type Engine struct{ Dev *Device }
+
+// KernelFor returns the kernel that implements op under p, if any.
+func KernelFor(op string, p ops.Params) (Kernel, bool) {
+	for _, k := range Kernels {
+		if k.matches(op, p) {
+			return k, true
+		}
+	}
+	return Kernel{}, false
+}
+
+// Supports reports whether the engine has a kernel for op under p.
+func (e Engine) Supports(op string, p ops.Params) bool {
+	k, ok := KernelFor(op, p)
+	return ok && e.Dev.Loaded(k.Module)
+}
+
+// Run runs op on the GPU.
+func (e Engine) Run(ctx context.Context, op string, p ops.Params, in ops.Tensors) (ops.Tensors, error) {
+	k, ok := KernelFor(op, p)
+	if !ok {
+		return nil, fmt.Errorf("cuda: no kernel implements %s with %s", op, paramString(p))
+	}
+	return e.RunKernel(ctx, k, p, in)
+}
+
+// RunKernel runs a given kernel on op inputs, whatever its claim: the
+// conformance tests use it to hold a kernel against a profile it does not
+// claim (the third-party E2M1 against nvidia).
+func (e Engine) RunKernel(ctx context.Context, k Kernel, p ops.Params, in ops.Tensors) (ops.Tensors, error) {
+	if !e.Dev.Loaded(k.Module) {
+		return nil, fmt.Errorf("cuda: kernel %s: module %s is not loadable on this GPU (sm_%d)", k.Name, k.Module, e.Dev.CC())
+	}
+	return k.run(ctx, e.Dev, k, p, in)
+}
+
+// Unary computes the codes of conversion conv for the inputs start,
+// start+1, ... (exhaustive.Unary).
+func (e Engine) Unary(ctx context.Context, conv string, start uint32, out []byte) error {
+	for _, k := range Kernels {
+		if k.Conversion == conv {
+			return e.Dev.RangeInto(ctx, k.Name+"_range", start, out)
+		}
+	}
+	return fmt.Errorf("cuda: no kernel implements conversion %s", conv)
+}
+
+// KernelUnary is an exhaustive.Unary that runs one kernel's range form
+// whatever conversion it is asked for, to hold a kernel against a profile
+// it does not claim.
+type KernelUnary struct {
+	Dev    *Device
+	Kernel string
+}
+
+// Unary ignores conv and runs the kernel.
+func (u KernelUnary) Unary(ctx context.Context, conv string, start uint32, out []byte) error {
+	return u.Dev.RangeInto(ctx, u.Kernel+"_range", start, out)
+}
+
+func paramString(p ops.Params) string {
+	keys := make([]string, 0, len(p))
+	for k := range p {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	s := make([]string, len(keys))
+	for i, k := range keys {
+		s[i] = k + "=" + p[k]
+	}
+	return "{" + strings.Join(s, ", ") + "}"
+}
+
+// Tensor plumbing shared by the op runners.
+
+func upload(ctx context.Context, d *Device, t tensor.Tensor) (Buffer, error) {
+	return d.Upload(ctx, t.Data)
+}
+
+// runUnaryOp runs a float32 -> one-code-per-byte conversion kernel on
+// input "x", producing "codes" shaped like x.
+func runUnaryOp(ctx context.Context, d *Device, k Kernel, p ops.Params, in ops.Tensors) (ops.Tensors, error) {
+	x, ok := in["x"]
+	if !ok {
+		return nil, fmt.Errorf("cuda: kernel %s: missing input tensor %q", k.Name, "x")
+	}
+	if err := x.Expect("x", tensor.F32); err != nil {
+		return nil, fmt.Errorf("cuda: kernel %s: %w", k.Name, err)
+	}
+	n := x.Len()
+	codes := make([]byte, n)
+	if n > 0 {
+		bx, err := upload(ctx, d, x)
+		if err != nil {
+			return nil, err
+		}
+		defer d.Free(ctx, bx)
+		bo, err := d.Alloc(ctx, int64(n))
+		if err != nil {
+			return nil, err
+		}
+		defer d.Free(ctx, bo)
+		if err := d.Launch(ctx, k.Name, Grid1D(int64(n), 256, 65535), Dims{256, 1, 1}, 0, bx, bo, uint64(n)); err != nil {
+			return nil, err
+		}
+		if err := d.Download(ctx, codes, bo); err != nil {
+			return nil, err
+		}
+	}
+	out := tensor.FromU8(x.Shape, codes)
+	out.Logical = logicalOf(k)
+	return ops.Tensors{"codes": out}, nil
+}
+
+func logicalOf(k Kernel) string {
+	f, _, _ := strings.Cut(k.Conversion, "/")
+	return f
+}
+
+// runDecode runs an FP8 decode kernel on "codes", producing float32 "x".
+func runDecode(ctx context.Context, d *Device, k Kernel, p ops.Params, in ops.Tensors) (ops.Tensors, error) {
+	c, ok := in["codes"]
+	if !ok {
+		return nil, fmt.Errorf("cuda: kernel %s: missing input tensor %q", k.Name, "codes")
+	}
+	if err := c.Expect("codes", tensor.U8); err != nil {
+		return nil, fmt.Errorf("cuda: kernel %s: %w", k.Name, err)
+	}
+	n := c.Len()
+	x := make([]byte, 4*n)
+	if n > 0 {
+		bc, err := upload(ctx, d, c)
+		if err != nil {
+			return nil, err
+		}
+		defer d.Free(ctx, bc)
+		bo, err := d.Alloc(ctx, int64(4*n))
+		if err != nil {
+			return nil, err
+		}
+		defer d.Free(ctx, bo)
+		if err := d.Launch(ctx, k.Name, Grid1D(int64(n), 256, 65535), Dims{256, 1, 1}, 0, bc, bo, uint64(n)); err != nil {
+			return nil, err
+		}
+		if err := d.Download(ctx, x, bo); err != nil {
+			return nil, err
+		}
+	}
+	return ops.Tensors{"x": tensor.Tensor{DType: tensor.F32, Shape: append([]int(nil), c.Shape...), Data: x}}, nil
+}

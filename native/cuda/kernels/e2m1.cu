@@ -1,0 +1,63 @@
+// E2M1 (FP4) encoders, float32 -> 4-bit code in the low nibble of a byte.
+//
+// Two kernels, both software (the H100 has no E2M1 cvt; see e2m1_hw.cu):
+//
+//   e2m1_nvidia*: bitexact's implementation of the `nvidia` profile of
+//     refimpl/fp4 (the semantics of PTX cvt.rn.satfinite.e2m1x2.f32):
+//     nearest-even via threshold compares, |x| > 6 and +-Inf saturate to
+//     sign|7, -0 and negatives rounding to zero keep the sign (0x8), and
+//     every NaN, whatever its sign, becomes +0x7.
+//
+//   e2m1_sw_sm121*: the software E2M1 of the dgx-vllm SM121 patch, kept as
+//     a third-party kernel under certification. Its function body below is
+//     the published one unchanged (Avarok-Cybersecurity/dgx-vllm,
+//     patch_nvfp4_utils_sw_e2m1.py, _sw_float_to_e2m1; quoted in
+//     shared/seeds/software-e2m1-sm121.md); only the `__CUDA_ARCH__ == 1210`
+//     guard around it is dropped so that it builds for compute_89. It
+//     conforms to the `sw-sm121` profile and differs from `nvidia` on
+//     exactly the inputs with the sign bit set and a NaN exponent/mantissa
+//     (-NaN -> 0xF instead of 0x7).
+#include "common.cuh"
+
+typedef unsigned char uint8_t;
+
+// Branchless: each compare contributes one step up the magnitude ladder
+// 0, 0.5, 1, 1.5, 2, 3, 4, 6. Strict > at midpoints whose lower neighbour
+// has an even mantissa (0.25, 1.25, 2.5, 5) and >= where the upper one
+// does (0.75, 1.75, 3.5) give round-half-to-even. Every compare is false
+// for NaN, so NaN is selected separately. No float arithmetic: fabsf is a
+// sign-bit clear, and compares are exact.
+__device__ __forceinline__ u32 e2m1_nvidia_code(float x) {
+  u32 bits = __float_as_uint(x);
+  float ax = fabsf(x);
+  u32 mag = (u32)(ax > 0.25f) + (u32)(ax >= 0.75f) + (u32)(ax > 1.25f) +
+            (u32)(ax >= 1.75f) + (u32)(ax > 2.5f) + (u32)(ax >= 3.5f) +
+            (u32)(ax > 5.0f);
+  u32 sign = (bits >> 28) & 8u;
+  bool nan = (bits & 0x7FFFFFFFu) > 0x7F800000u;
+  return nan ? 0x7u : (sign | mag);
+}
+
+// ---- third-party function, unchanged (see the file comment) ----
+__device__ __forceinline__ uint8_t _sw_float_to_e2m1(float x) {
+  uint8_t sign = (uint8_t)((__float_as_uint(x) >> 28) & 8u);
+  float ax = fabsf(x);
+  uint8_t mag;
+  if      (ax <= 0.25f)  mag = 0;  // 0.0
+  else if (ax <  0.75f)  mag = 1;  // 0.5
+  else if (ax <= 1.25f)  mag = 2;  // 1.0
+  else if (ax <  1.75f)  mag = 3;  // 1.5
+  else if (ax <= 2.5f)   mag = 4;  // 2.0
+  else if (ax <  3.5f)   mag = 5;  // 3.0
+  else if (ax <= 5.0f)   mag = 6;  // 4.0
+  else                    mag = 7;  // 6.0 (satfinite)
+  return sign | mag;
+}
+// ---- end of third-party function ----
+
+__device__ __forceinline__ u32 e2m1_sw_sm121_code(float x) {
+  return _sw_float_to_e2m1(x);
+}
+
+UNARY_KERNELS(e2m1_nvidia, e2m1_nvidia_code)
+UNARY_KERNELS(e2m1_sw_sm121, e2m1_sw_sm121_code)

@@ -1,0 +1,259 @@
+// Package fp4 is the reference for the 4-bit E2M1 float of the OCP MX and
+// NVIDIA NVFP4 formats: exact decoding, and encoding from float32 under
+// named profiles that capture where public implementations disagree.
+//
+// An E2M1 code is 4 bits: bit 3 is the sign, bits 0..2 index the
+// magnitudes 0, 0.5, 1, 1.5, 2, 3, 4, 6. There is no infinity and no NaN,
+// so every float32 must land on one of the 16 codes; the profiles differ
+// only in how ties, NaN, infinities and the sign of a zero result land.
+//
+// Encoding is integer work on the float32 bit pattern (no float arithmetic),
+// so results are identical on every GOARCH, including wasip1.
+package fp4
+
+import (
+	"fmt"
+	"math"
+)
+
+// Decode returns the exact value of the E2M1 code in the low 4 bits of c
+// (bit 3 sign; magnitudes 0..7 = 0, 0.5, 1, 1.5, 2, 3, 4, 6). The high
+// bits of c are ignored. Code 0x8 decodes to -0.
+func Decode(c uint8) float32 { return values[c&0xF] }
+
+var values = [16]float32{
+	0, 0.5, 1, 1.5, 2, 3, 4, 6,
+	float32(math.Copysign(0, -1)), -0.5, -1, -1.5, -2, -3, -4, -6,
+}
+
+// Tie says where a float32 exactly halfway between two neighbouring E2M1
+// magnitudes goes. The midpoints are 0.25, 0.75, 1.25, 1.75, 2.5, 3.5, 5.
+// The constants are spelled Tie..., not Ties..., because TiesAway and
+// TiesTowardZero are the names of profiles.
+type Tie uint8
+
+const (
+	// TieToEven picks the magnitude whose mantissa bit is 0 (IEEE 754
+	// roundTiesToEven): 0.25->0, 0.75->1, 1.25->1, 1.75->2, 2.5->2,
+	// 3.5->4, 5->4.
+	TieToEven Tie = iota
+	// TieAway picks the larger magnitude (roundTiesToAway).
+	TieAway
+	// TieTowardZero picks the smaller magnitude.
+	TieTowardZero
+	numTies
+)
+
+func (t Tie) String() string {
+	switch t {
+	case TieToEven:
+		return "ties-to-even"
+	case TieAway:
+		return "ties-away"
+	case TieTowardZero:
+		return "ties-toward-zero"
+	}
+	return fmt.Sprintf("Tie(%d)", uint8(t))
+}
+
+// ZeroSign says which zero code a result of magnitude zero gets.
+type ZeroSign uint8
+
+const (
+	// ZeroKeepsSign gives 0x8 (-0) to every input with the float32 sign
+	// bit set that rounds to zero: -0, negative subnormals, -0.1, -0.25.
+	ZeroKeepsSign ZeroSign = iota
+	// ZeroPositive always gives 0x0: the encoder never produces 0x8.
+	ZeroPositive
+	numZeroSigns
+)
+
+func (z ZeroSign) String() string {
+	switch z {
+	case ZeroKeepsSign:
+		return "zero-keeps-sign"
+	case ZeroPositive:
+		return "zero-positive"
+	}
+	return fmt.Sprintf("ZeroSign(%d)", uint8(z))
+}
+
+// Profile is one implementation's float32 -> E2M1 rule, as data. All
+// profiles share one conversion routine (Profile.Encode); the fields are
+// the only places where sources disagree.
+//
+// Two rules are the same for every source surveyed and are therefore not
+// fields: a finite |x| > 6 encodes as sign|7 (6 is the nearest code, and
+// no source maps finite values to anything else), and float32 subnormals
+// are ordinary values below 0.25, so they round to a zero whose code
+// follows Zero (no source surveyed flushes inputs in a way that changes
+// the code).
+type Profile struct {
+	// Name is the registry key used by Lookup and by the "profile" op
+	// parameter.
+	Name string
+	// Source names the implementation modelled, as repository:path.
+	Source string
+	// Tie is the rounding of exact midpoints.
+	Tie Tie
+	// NaNPos and NaNNeg are the codes for a NaN with the sign bit clear
+	// and set, whatever the payload (quiet or signalling).
+	NaNPos, NaNNeg uint8
+	// InfPos and InfNeg are the codes for +Inf and -Inf.
+	InfPos, InfNeg uint8
+	// Zero is the sign rule for results of magnitude zero.
+	Zero ZeroSign
+}
+
+// The profiles. Each Source is where the rule was read or run; see
+// docs/rationale/fp4.md for the evidence behind every field.
+var (
+	// NVIDIA is the canonical profile: PTX cvt.rn.satfinite.e2m1x2.f32 as
+	// modelled by the software fallback of __nv_cvt_float2_to_fp4x2 in
+	// CUDA 13.0 cuda_fp4.hpp (run on an H100). Nearest-even, |x| > 6 and
+	// +-Inf saturate to sign|7, NaN of either sign -> 0x7 ("NaN converts to
+	// positive FP4_MAXNORM"), -0 and negatives rounding to zero -> 0x8.
+	NVIDIA = Profile{
+		Name:   "nvidia",
+		Source: "NVIDIA CUDA 13.0 include/cuda_fp4.hpp (__nv_cvt_float2_to_fp4x2 fallback for cvt.rn.satfinite.e2m1x2.f32)",
+		Tie:    TieToEven, NaNPos: 0x7, NaNNeg: 0x7, InfPos: 0x7, InfNeg: 0xF, Zero: ZeroKeepsSign,
+	}
+	// SWSM121 is the software E2M1 of the dgx-vllm SM121 patch: threshold
+	// compares that equal nearest-even, sign taken from bit 31. Every
+	// compare is false for NaN, so NaN falls through to magnitude 7 with
+	// its sign kept: -NaN -> 0xF, where the instruction gives 0x7.
+	SWSM121 = Profile{
+		Name:   "sw-sm121",
+		Source: "Avarok-Cybersecurity/dgx-vllm:patch_nvfp4_utils_sw_e2m1.py (_sw_float_to_e2m1)",
+		Tie:    TieToEven, NaNPos: 0x7, NaNNeg: 0xF, InfPos: 0x7, InfNeg: 0xF, Zero: ZeroKeepsSign,
+	}
+	// MLDtypes is ml_dtypes float4_e2m1fn (0.6.0, run): nearest-even,
+	// overflow and +-Inf -> +-6, +NaN -> 0x8 (-0), -NaN -> 0x0 (+0).
+	MLDtypes = Profile{
+		Name:   "ml_dtypes",
+		Source: "jax-ml/ml_dtypes:ml_dtypes/include/mxfloat.h (float4_e2m1fn, ml_dtypes 0.6.0)",
+		Tie:    TieToEven, NaNPos: 0x8, NaNNeg: 0x0, InfPos: 0x7, InfNeg: 0xF, Zero: ZeroKeepsSign,
+	}
+	// CUTLASS is cutlass::float_e2m1_t's host conversion: nearest-even,
+	// saturating, NaN -> 0x7|sign. It equals SWSM121 on every input.
+	CUTLASS = Profile{
+		Name:   "cutlass",
+		Source: "NVIDIA/cutlass:include/cutlass/exmy_base.h (float_e2m1_t convert_from_float)",
+		Tie:    TieToEven, NaNPos: 0x7, NaNNeg: 0xF, InfPos: 0x7, InfNeg: 0xF, Zero: ZeroKeepsSign,
+	}
+	// TiesAway is microsoft/microxcaling's default round="nearest"
+	// (sign(x)*floor(|x|+0.5) in elemwise_ops.py, rd_away in
+	// cpp/quantize.cuh): ties away from zero. With saturate_normals (which
+	// MX conversion requires) +-Inf saturate to +-6. microxcaling outputs a
+	// float, and a NaN stays NaN, which E2M1 cannot hold: this profile
+	// takes NVIDIA's 0x7 so that it differs from NVIDIA in ties only.
+	TiesAway = Profile{
+		Name:   "ties-away",
+		Source: "microsoft/microxcaling:mx/elemwise_ops.py (_round_mantissa round=\"nearest\"), mx/cpp/quantize.cuh (rd_away)",
+		Tie:    TieAway, NaNPos: 0x7, NaNNeg: 0x7, InfPos: 0x7, InfNeg: 0xF, Zero: ZeroKeepsSign,
+	}
+	// TiesTowardZero is llama.cpp best_index_mxfp4 at element scale
+	// (d = 0.5, so kvalues_mxfp4[i]*d are the E2M1 values): argmin of
+	// |v_i - x| over the 16 codes in index order with strict <, so ties
+	// keep the smaller index (smaller magnitude), and every zero result is
+	// index 0 (never 0x8). NaN and +-Inf compare false against every
+	// error, leaving index 0: code 0x0.
+	TiesTowardZero = Profile{
+		Name:   "ties-toward-zero",
+		Source: "ggml-org/llama.cpp:ggml/src/ggml-quants.c (best_index_mxfp4)",
+		Tie:    TieTowardZero, NaNPos: 0x0, NaNNeg: 0x0, InfPos: 0x0, InfNeg: 0x0, Zero: ZeroPositive,
+	}
+)
+
+var profiles = []Profile{NVIDIA, SWSM121, MLDtypes, CUTLASS, TiesAway, TiesTowardZero}
+
+// Profiles returns the named profiles, canonical (NVIDIA) first. The slice
+// is a copy.
+func Profiles() []Profile { return append([]Profile(nil), profiles...) }
+
+// Lookup returns the profile with the given name, or an error listing the
+// known names.
+func Lookup(name string) (Profile, error) {
+	for _, p := range profiles {
+		if p.Name == name {
+			return p, nil
+		}
+	}
+	names := make([]string, len(profiles))
+	for i, p := range profiles {
+		names[i] = p.Name
+	}
+	return Profile{}, fmt.Errorf("fp4: unknown profile %q (known: %v)", name, names)
+}
+
+// Validate reports whether every field of p is in range. The package's
+// profiles are valid; Validate is for profiles built elsewhere.
+func (p Profile) Validate() error {
+	if p.Tie >= numTies {
+		return fmt.Errorf("fp4: profile %q: unknown tie rule %v", p.Name, p.Tie)
+	}
+	if p.Zero >= numZeroSigns {
+		return fmt.Errorf("fp4: profile %q: unknown zero-sign rule %v", p.Name, p.Zero)
+	}
+	for _, c := range [...]uint8{p.NaNPos, p.NaNNeg, p.InfPos, p.InfNeg} {
+		if c > 0xF {
+			return fmt.Errorf("fp4: profile %q: special-value code %#x does not fit in 4 bits", p.Name, c)
+		}
+	}
+	return nil
+}
+
+const (
+	signBit = 1 << 31
+	infBits = 0x7F800000
+)
+
+// thresholds[t][k] is the smallest |x| bit pattern that rounds to
+// magnitude k+1 or above under tie rule t. Float32 bit patterns of
+// non-negative values order like the values, so rounding is a count of
+// thresholds reached. A midpoint m rounds up when the pattern m itself is
+// a threshold, down when the threshold is m+1 (the next float32).
+var thresholds = func() (th [numTies][7]uint32) {
+	for k := range 7 {
+		mid := math.Float32bits((values[k] + values[k+1]) / 2) // exact: one more bit
+		upEven := (k+1)%2 == 0                                  // code k+1 has mantissa bit 0
+		th[TieToEven][k] = mid + 1
+		if upEven {
+			th[TieToEven][k] = mid
+		}
+		th[TieAway][k] = mid
+		th[TieTowardZero][k] = mid + 1
+	}
+	return th
+}()
+
+// Encode returns the E2M1 code (low 4 bits) of x under profile p. It
+// panics if p fails Validate; the package's profiles never do.
+func (p Profile) Encode(x float32) uint8 {
+	b := math.Float32bits(x)
+	a := b &^ signBit
+	if a >= infBits {
+		neg := b&signBit != 0
+		switch {
+		case a > infBits && neg:
+			return p.NaNNeg
+		case a > infBits:
+			return p.NaNPos
+		case neg:
+			return p.InfNeg
+		}
+		return p.InfPos
+	}
+	// Count the thresholds a reaches, without branches: a and t are below
+	// 2^31, so t-1-a wraps (top bit set) exactly when a >= t.
+	t := &thresholds[p.Tie]
+	m := uint8((t[0]-1-a)>>31 + (t[1]-1-a)>>31 + (t[2]-1-a)>>31 + (t[3]-1-a)>>31 +
+		(t[4]-1-a)>>31 + (t[5]-1-a)>>31 + (t[6]-1-a)>>31)
+	if m == 0 && p.Zero == ZeroPositive {
+		return 0
+	}
+	return uint8(b>>28)&8 | m
+}
+
+// Encode returns the E2M1 code of x under the canonical NVIDIA profile.
+func Encode(x float32) uint8 { return NVIDIA.Encode(x) }

@@ -1,0 +1,162 @@
+package gemv
+
+import (
+	"math"
+
+	"github.com/bitexact/bitexact/refimpl/half"
+)
+
+// fma32 returns x*y + z rounded once to float32 (round to nearest even),
+// the result of a hardware float32 FMA. float32(math.FMA(...)) would round
+// twice (to float64, then to float32) and can land on a float32 midpoint
+// that the exact value is not on; the exact error of the float64 sum
+// breaks that tie.
+func fma32(x, y, z float32) float32 {
+	p := float64(float64(x) * float64(y)) // exact: 24+24 bits, no underflow
+	zz := float64(z)
+	s := p + zz
+	if math.IsInf(s, 0) || math.IsNaN(s) {
+		return float32(s)
+	}
+	// TwoSum: e is exactly (p + zz) - s.
+	bb := s - p
+	e := (p - (s - bb)) + (zz - bb)
+	if e > 0 {
+		s = math.Nextafter(s, math.Inf(1))
+	} else if e < 0 {
+		s = math.Nextafter(s, math.Inf(-1))
+	}
+	// s is now on the same side of every float32 midpoint as the exact
+	// value (float32 midpoints are float64 numbers 2^29 float64 ulps apart).
+	return float32(s)
+}
+
+// round16 rounds a float32 to the nearest fp16 value, returned as float32.
+func round16(x float32) float32 { return half.DecodeFP16(half.EncodeFP16(x)) }
+
+func roundTo(p Precision, x float32) float32 {
+	if p == FP16 {
+		return round16(x)
+	}
+	return x
+}
+
+// mac adds x*y to acc under the schedule's fusion and accumulator
+// precision.
+func (s *Schedule) mac(acc, x, y float32) float32 {
+	if s.Accum == FP16 {
+		// fp16 add of fp16 operands done in float32 then rounded to fp16
+		// is the correctly rounded fp16 sum (24 >= 2*11+2).
+		return round16(acc + round16(float32(x*y)))
+	}
+	if s.Fused {
+		return fma32(x, y, acc)
+	}
+	return float32(x*y) + acc
+}
+
+// chain sums the products a[i]*b[i] of one group: p0, then p += a[i]*b[i],
+// fused or not. Accumulation inside a group is float32.
+func (s *Schedule) chain(a, b []float32) float32 {
+	p := float32(a[0] * b[0])
+	for i := 1; i < len(a); i++ {
+		if s.Fused {
+			p = fma32(a[i], b[i], p)
+		} else {
+			p = float32(a[i]*b[i]) + p
+		}
+	}
+	return p
+}
+
+// run evaluates Σ_g x[g]*y[g] under s, where group g covers K elements
+// [g*GroupK, (g+1)*GroupK). lanes is scratch space (reused between calls).
+func (s *Schedule) run(x, y []float32, lanes []float32) (float32, []float32) {
+	nGroups := len(x)
+	k := nGroups * s.GroupK
+	chunk := s.ChunkK
+	if chunk == 0 || chunk > k {
+		chunk = k
+	}
+	nChunks := 1
+	if chunk > 0 {
+		nChunks = (k + chunk - 1) / chunk
+	}
+	nLanes := s.Lanes
+	if nLanes == 0 {
+		nLanes = nChunks
+	}
+	width := 0
+	if s.Reduce == Butterfly {
+		width = s.Width
+		if nLanes%width != 0 {
+			// Idle lanes hold +0, as threads without work do.
+			nLanes += width - nLanes%width
+		}
+	}
+	if cap(lanes) < nLanes {
+		lanes = make([]float32, nLanes)
+	}
+	lanes = lanes[:nLanes]
+	for i := range lanes {
+		lanes[i] = 0
+	}
+	gpc := chunk / s.GroupK // groups per chunk
+	if gpc == 0 {
+		gpc = 1
+	}
+	for g := 0; g < nGroups; g++ {
+		l := (g / gpc) % nLanes
+		lanes[l] = s.mac(lanes[l], x[g], y[g])
+	}
+	if s.Partial == FP16 || s.Accum == FP16 {
+		for i := range lanes {
+			lanes[i] = roundTo(s.Partial, lanes[i])
+		}
+	}
+	var r float32
+	switch s.Reduce {
+	case Sequential:
+		r = lanes[0]
+		for _, v := range lanes[1:] {
+			r += v
+		}
+	case Pairwise:
+		n := len(lanes)
+		for n > 1 {
+			h := 0
+			for i := 0; i+1 < n; i += 2 {
+				lanes[h] = lanes[i] + lanes[i+1]
+				h++
+			}
+			if n%2 == 1 {
+				lanes[h] = lanes[n-1]
+				h++
+			}
+			n = h
+		}
+		r = lanes[0]
+	case Butterfly:
+		for w := width; w < len(lanes); w += width {
+			for l := 0; l < width; l++ {
+				lanes[l] += lanes[w+l]
+			}
+		}
+		for off := width / 2; off > 0; off >>= 1 {
+			for l := 0; l < off; l++ {
+				lanes[l] += lanes[l+off]
+			}
+		}
+		r = lanes[0]
+	case Strided:
+		w := min(s.Width, len(lanes))
+		for i := w; i < len(lanes); i++ {
+			lanes[i%w] += lanes[i]
+		}
+		r = lanes[0]
+		for _, v := range lanes[1:w] {
+			r += v
+		}
+	}
+	return roundTo(s.Out, r), lanes
+}

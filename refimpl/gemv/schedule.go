@@ -1,0 +1,322 @@
+package gemv
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Precision is a floating-point format a value is rounded to.
+type Precision uint8
+
+const (
+	// FP32 is IEEE binary32, round to nearest even (no rounding for values
+	// already in float32).
+	FP32 Precision = iota
+	// FP16 is IEEE binary16, round to nearest even, overflow to infinity.
+	FP16
+)
+
+func (p Precision) String() string {
+	switch p {
+	case FP32:
+		return "fp32"
+	case FP16:
+		return "fp16"
+	}
+	return fmt.Sprintf("Precision(%d)", uint8(p))
+}
+
+func parsePrecision(s string) (Precision, error) {
+	switch s {
+	case "fp32":
+		return FP32, nil
+	case "fp16":
+		return FP16, nil
+	}
+	return 0, fmt.Errorf("unknown precision %q (want fp32 or fp16)", s)
+}
+
+// Reduction is the order in which the lane results are added together. All
+// reduction additions are float32.
+type Reduction uint8
+
+const (
+	// Sequential adds lanes in index order: ((p0 + p1) + p2) + ...
+	Sequential Reduction = iota
+	// Pairwise adds adjacent pairs level by level, ((p0+p1) + (p2+p3)) +
+	// ..., an odd last element passing to the next level unchanged: the
+	// classic pairwise-summation tree.
+	Pairwise
+	// Butterfly is a shuffle-xor (or simd_sum style) reduction over Width
+	// lanes: lane l first adds lanes l+Width, l+2*Width, ... in order (the
+	// cross-warp fold through shared memory), then for offset = Width/2,
+	// Width/4, ..., 1 every lane adds the lane at l^offset. Lane 0's
+	// result, the tree (p0+p16) + (p8+p24) ... for Width 32, is the result
+	// (every lane holds the same bits: float addition commutes).
+	Butterfly
+	// Strided folds the lanes by stride Width into Width accumulators
+	// (accumulator j adds lanes j, j+Width, j+2*Width, ... in order) and
+	// adds those in order: the pattern of a reduction kernel that keeps
+	// Width independent accumulators per thread for instruction-level
+	// parallelism.
+	Strided
+)
+
+func (r Reduction) String() string {
+	switch r {
+	case Sequential:
+		return "seq"
+	case Pairwise:
+		return "pairwise"
+	case Butterfly:
+		return "butterfly"
+	case Strided:
+		return "strided"
+	}
+	return fmt.Sprintf("Reduction(%d)", uint8(r))
+}
+
+// Schedule is the order of operations of a GEMV, as data. A float GEMV is
+// bit-exact only against a stated schedule; a native kernel declares the
+// schedule it implements and the reference evaluates that schedule.
+//
+// The K axis is cut into groups of GroupK elements (the op defines which
+// products a group holds and what multiplies its sum: the sparse FP4 op
+// multiplies by the group's block scale, MXFP4 by the block's d, AWQ by
+// nothing). Groups are cut into chunks of ChunkK elements; chunk c is
+// accumulated by lane c mod Lanes, each lane taking its chunks in K order
+// into one accumulator that starts at +0. The lane results are rounded to
+// Partial, added in the Reduction order in float32, and the sum is rounded
+// to Out.
+//
+// A group contributes x*y to its lane (x the group's sum, y its multiplier,
+// or for GroupK 1 the two factors of the product): with Fused that is one
+// correctly rounded fused multiply-add acc = fma(x, y, acc), without it two
+// roundings acc = float32(x*y) + acc. Inside a group of several products
+// the sum is p0 followed by p += a*b for each further product, fused or
+// not by the same flag.
+type Schedule struct {
+	// ChunkK is the number of K elements per chunk; 0 means all of K is
+	// one chunk. A multiple of GroupK.
+	ChunkK int
+	// Lanes is the number of accumulators; 0 means one per chunk (K-tiles
+	// each reduced to a partial, as in a split-K grid).
+	Lanes int
+	// GroupK is the number of K elements whose products are summed before
+	// the group's multiplier is applied and the group joins its lane.
+	GroupK int
+	// Fused selects single-rounding fused multiply-adds.
+	Fused bool
+	// Accum is the lane accumulator precision. With FP16 each group's
+	// contribution is rounded to fp16 and added in fp16 (fused fp16
+	// accumulation is not modelled).
+	Accum Precision
+	// Partial is the precision each lane result is stored in before the
+	// reduction (a split-K kernel writing fp16 partials uses FP16).
+	Partial Precision
+	// Reduce is the order of the lane reduction.
+	Reduce Reduction
+	// Width is the butterfly width (a power of two) or the stride of
+	// Strided; unused by the other reductions.
+	Width int
+	// Out is the precision of the result.
+	Out Precision
+}
+
+// Validate reports whether the schedule is well formed.
+func (s Schedule) Validate() error {
+	switch {
+	case s.GroupK < 1:
+		return fmt.Errorf("schedule %s: group must be at least 1", s)
+	case s.ChunkK < 0:
+		return fmt.Errorf("schedule %s: chunk must not be negative", s)
+	case s.ChunkK > 0 && s.ChunkK%s.GroupK != 0:
+		return fmt.Errorf("schedule %s: chunk %d is not a multiple of group %d", s, s.ChunkK, s.GroupK)
+	case s.Lanes < 0:
+		return fmt.Errorf("schedule %s: lanes must not be negative", s)
+	case s.Accum > FP16 || s.Partial > FP16 || s.Out > FP16:
+		return fmt.Errorf("schedule %s: unknown precision", s)
+	case s.Accum == FP16 && s.Fused:
+		return fmt.Errorf("schedule %s: fused fp16 accumulation is not modelled", s)
+	case s.Reduce > Strided:
+		return fmt.Errorf("schedule %s: unknown reduction", s)
+	}
+	if s.Reduce == Strided && s.Width < 1 {
+		return fmt.Errorf("schedule %s: strided width %d must be at least 1", s, s.Width)
+	}
+	if s.Reduce == Butterfly {
+		if s.Width < 2 || s.Width&(s.Width-1) != 0 {
+			return fmt.Errorf("schedule %s: butterfly width %d is not a power of two >= 2", s, s.Width)
+		}
+		if s.Lanes > 0 && s.Lanes%s.Width != 0 {
+			return fmt.Errorf("schedule %s: lanes %d not a multiple of butterfly width %d", s, s.Lanes, s.Width)
+		}
+	}
+	return nil
+}
+
+// String is the canonical spec string of the schedule, for example
+// "chunk=64,lanes=0,group=8,fma=1,acc=fp32,partial=fp16,reduce=seq,out=fp16".
+// Lookup parses it back; golden manifests record it.
+func (s Schedule) String() string {
+	fma := 0
+	if s.Fused {
+		fma = 1
+	}
+	red := s.Reduce.String()
+	if s.Reduce == Butterfly || s.Reduce == Strided {
+		red += strconv.Itoa(s.Width)
+	}
+	return fmt.Sprintf("chunk=%d,lanes=%d,group=%d,fma=%d,acc=%s,partial=%s,reduce=%s,out=%s",
+		s.ChunkK, s.Lanes, s.GroupK, fma, s.Accum, s.Partial, red, s.Out)
+}
+
+// Parse reads a spec string as written by String. Every key is required.
+func Parse(spec string) (Schedule, error) {
+	var s Schedule
+	seen := map[string]bool{}
+	for _, kv := range strings.Split(spec, ",") {
+		k, v, ok := strings.Cut(strings.TrimSpace(kv), "=")
+		if !ok {
+			return Schedule{}, fmt.Errorf("schedule %q: %q is not key=value", spec, kv)
+		}
+		if seen[k] {
+			return Schedule{}, fmt.Errorf("schedule %q: key %q repeated", spec, k)
+		}
+		seen[k] = true
+		var err error
+		switch k {
+		case "chunk":
+			s.ChunkK, err = strconv.Atoi(v)
+		case "lanes":
+			s.Lanes, err = strconv.Atoi(v)
+		case "group":
+			s.GroupK, err = strconv.Atoi(v)
+		case "fma":
+			switch v {
+			case "0":
+			case "1":
+				s.Fused = true
+			default:
+				err = fmt.Errorf("fma=%q, want 0 or 1", v)
+			}
+		case "acc":
+			s.Accum, err = parsePrecision(v)
+		case "partial":
+			s.Partial, err = parsePrecision(v)
+		case "out":
+			s.Out, err = parsePrecision(v)
+		case "reduce":
+			switch {
+			case v == "seq":
+				s.Reduce = Sequential
+			case v == "pairwise":
+				s.Reduce = Pairwise
+			case strings.HasPrefix(v, "butterfly"):
+				s.Reduce = Butterfly
+				s.Width, err = strconv.Atoi(strings.TrimPrefix(v, "butterfly"))
+			case strings.HasPrefix(v, "strided"):
+				s.Reduce = Strided
+				s.Width, err = strconv.Atoi(strings.TrimPrefix(v, "strided"))
+			default:
+				err = fmt.Errorf("reduce=%q, want seq, pairwise, butterflyW or stridedW", v)
+			}
+		default:
+			err = fmt.Errorf("unknown key")
+		}
+		if err != nil {
+			return Schedule{}, fmt.Errorf("schedule %q: %s: %v", spec, k, err)
+		}
+	}
+	for _, k := range []string{"chunk", "lanes", "group", "fma", "acc", "partial", "reduce", "out"} {
+		if !seen[k] {
+			return Schedule{}, fmt.Errorf("schedule %q: missing key %q", spec, k)
+		}
+	}
+	if err := s.Validate(); err != nil {
+		return Schedule{}, err
+	}
+	return s, nil
+}
+
+// Named schedules. Each states the kernel it models; see
+// docs/rationale/gemv.md for the sources.
+var (
+	// SparseV7 is dgx-vllm sparse_fp4_v7.cu batched_sparse_v7_kernel
+	// (TILE_K 64, one thread per output column and K tile): per 8 K the 4
+	// kept products are summed (exact: E2M1 times fp16 fits float32), the
+	// sum times the block scale is accumulated with nvcc's default
+	// contraction acc = fma(sum, scale, acc), the tile's acc is stored as
+	// fp16 (__float2half), and the K tiles are summed (C.sum(1)) in float32
+	// in tile order, the result rounded to fp16.
+	SparseV7 = Schedule{ChunkK: 64, GroupK: 8, Fused: true, Accum: FP32, Partial: FP16, Reduce: Sequential, Out: FP16}
+	// SparseV7NoFMA is SparseV7 compiled with -fmad=false.
+	SparseV7NoFMA = Schedule{ChunkK: 64, GroupK: 8, Fused: false, Accum: FP32, Partial: FP16, Reduce: Sequential, Out: FP16}
+	// MMVQ is llama.cpp ggml-cuda/mmvq.cu mul_mat_vec_q for MXFP4 with one
+	// column (4 warps of 32, qi/vdr = 2 threads per 32-block): thread t
+	// takes half-blocks t, t+128, ... (16 elements, qs bytes 0-7 or 8-15),
+	// tmp = fma(d, sumi, tmp) after inlining vec_dot_mxfp4_q8_1, warps 1-3
+	// are added into warp 0 in order, then warp_reduce_sum (xor 16..1).
+	MMVQ = Schedule{ChunkK: 16, Lanes: 128, GroupK: 16, Fused: true, Accum: FP32, Partial: FP32, Reduce: Butterfly, Width: 32, Out: FP32}
+	// MMVQNoFMA is MMVQ with tmp += float32(d*sumi).
+	MMVQNoFMA = Schedule{ChunkK: 16, Lanes: 128, GroupK: 16, Fused: false, Accum: FP32, Partial: FP32, Reduce: Butterfly, Width: 32, Out: FP32}
+	// Seq is one accumulator over all of K, unfused, float32 out.
+	Seq = Schedule{GroupK: 1, Accum: FP32, Partial: FP32, Reduce: Sequential, Out: FP32}
+	// SeqFMA is Seq with fused multiply-adds.
+	SeqFMA = Schedule{GroupK: 1, Fused: true, Accum: FP32, Partial: FP32, Reduce: Sequential, Out: FP32}
+	// SeqF16Out is Seq with the result rounded to fp16: a W4A16 GEMV with
+	// float32 accumulation and an fp16 output.
+	SeqF16Out = Schedule{GroupK: 1, Accum: FP32, Partial: FP32, Reduce: Sequential, Out: FP16}
+	// Warp32 is a warp K-split: element k to lane k mod 32, fused
+	// accumulation, warp_reduce_sum.
+	Warp32 = Schedule{ChunkK: 1, Lanes: 32, GroupK: 1, Fused: true, Accum: FP32, Partial: FP32, Reduce: Butterfly, Width: 32, Out: FP32}
+	// Tree64 is 64-element K tiles, each summed sequentially, unfused, the
+	// tiles added pairwise.
+	Tree64 = Schedule{ChunkK: 64, GroupK: 1, Accum: FP32, Partial: FP32, Reduce: Pairwise, Out: FP32}
+)
+
+var named = map[string]Schedule{
+	"sparse-v7":       SparseV7,
+	"sparse-v7-nofma": SparseV7NoFMA,
+	"mmvq":            MMVQ,
+	"mmvq-nofma":      MMVQNoFMA,
+	"seq":             Seq,
+	"seq-fma":         SeqFMA,
+	"seq-f16out":      SeqF16Out,
+	"warp32":          Warp32,
+	"tree64":          Tree64,
+}
+
+// Names lists the named schedules, sorted.
+func Names() []string {
+	n := make([]string, 0, len(named))
+	for k := range named {
+		n = append(n, k)
+	}
+	sort.Strings(n)
+	return n
+}
+
+// Lookup returns a named schedule, or parses a spec string (anything
+// containing '=') as written by Schedule.String.
+func Lookup(name string) (Schedule, error) {
+	if s, ok := named[name]; ok {
+		return s, nil
+	}
+	if strings.Contains(name, "=") {
+		return Parse(name)
+	}
+	return Schedule{}, fmt.Errorf("unknown schedule %q (known: %s, or a spec string)", name, strings.Join(Names(), ", "))
+}
+
+// NameOf returns the name of a named schedule equal to s.
+func NameOf(s Schedule) (string, bool) {
+	for _, k := range Names() {
+		if named[k] == s {
+			return k, true
+		}
+	}
+	return "", false
+}

@@ -1,0 +1,63 @@
+package gemv
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestScheduleRoundTrip(t *testing.T) {
+	for _, name := range Names() {
+		s, err := Lookup(name)
+		if err != nil {
+			t.Fatalf("Lookup(%q): %v", name, err)
+		}
+		if err := s.Validate(); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+		back, err := Lookup(s.String())
+		if err != nil {
+			t.Fatalf("Lookup(%q): %v", s.String(), err)
+		}
+		if back != s {
+			t.Errorf("%s: round trip %q gave %+v, want %+v", name, s.String(), back, s)
+		}
+		if n, ok := NameOf(s); !ok || n != name {
+			t.Errorf("NameOf(%s) = %q, %v", name, n, ok)
+		}
+	}
+}
+
+func TestScheduleSpec(t *testing.T) {
+	// The spec string of the seed's schedule, written out by hand.
+	const want = "chunk=64,lanes=0,group=8,fma=1,acc=fp32,partial=fp16,reduce=seq,out=fp16"
+	if got := SparseV7.String(); got != want {
+		t.Errorf("SparseV7 = %q, want %q", got, want)
+	}
+	if got := MMVQ.String(); got != "chunk=16,lanes=128,group=16,fma=1,acc=fp32,partial=fp32,reduce=butterfly32,out=fp32" {
+		t.Errorf("MMVQ = %q", got)
+	}
+}
+
+func TestScheduleErrors(t *testing.T) {
+	for _, c := range []struct{ name, spec, want string }{
+		{"unknown name", "nope", "unknown schedule"},
+		{"missing key", "chunk=0,lanes=0,group=1,fma=0,acc=fp32,partial=fp32,reduce=seq", `missing key "out"`},
+		{"bad precision", "chunk=0,lanes=0,group=1,fma=0,acc=fp64,partial=fp32,reduce=seq,out=fp32", "unknown precision"},
+		{"bad fma", "chunk=0,lanes=0,group=1,fma=yes,acc=fp32,partial=fp32,reduce=seq,out=fp32", "fma"},
+		{"group zero", "chunk=0,lanes=0,group=0,fma=0,acc=fp32,partial=fp32,reduce=seq,out=fp32", "group must be at least 1"},
+		{"chunk not multiple", "chunk=12,lanes=0,group=8,fma=0,acc=fp32,partial=fp32,reduce=seq,out=fp32", "not a multiple of group"},
+		{"butterfly width", "chunk=0,lanes=0,group=1,fma=0,acc=fp32,partial=fp32,reduce=butterfly12,out=fp32", "power of two"},
+		{"lanes vs width", "chunk=1,lanes=48,group=1,fma=0,acc=fp32,partial=fp32,reduce=butterfly32,out=fp32", "multiple of butterfly width"},
+		{"fused fp16", "chunk=0,lanes=0,group=1,fma=1,acc=fp16,partial=fp32,reduce=seq,out=fp32", "fused fp16"},
+		{"repeated", "chunk=0,chunk=0", "repeated"},
+		{"not kv", "chunk=0,lanes", "not key=value"},
+		{"unknown key", "chunk=0,lanes=0,group=1,fma=0,acc=fp32,partial=fp32,reduce=seq,out=fp32,x=1", "unknown key"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Lookup(c.spec)
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("Lookup(%q) error = %v, want containing %q", c.spec, err, c.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,125 @@
+package ops
+
+import (
+	"fmt"
+
+	"github.com/bitexact/bitexact/refimpl/e8m0"
+	"github.com/bitexact/bitexact/refimpl/tensor"
+)
+
+// e8m0ScaleElems are the element formats known to e8m0.shared_scale: largest
+// normal exponent and largest value.
+var e8m0ScaleElems = map[string]struct {
+	emax int
+	max  float32
+}{
+	"e2m1": {2, 6},
+}
+
+func init() {
+	register(Op{
+		Name:    "e8m0.encode",
+		Doc:     "float32 -> E8M0 codes under a named rounding",
+		Params:  map[string]string{"rounding": "rz | rp | torch | ml_dtypes (required)"},
+		Inputs:  []string{"x"},
+		Outputs: []string{"codes"},
+		Run: func(p Params, in Tensors) (Tensors, error) {
+			roundingName, err := param8(p, "rounding")
+			if err != nil {
+				return nil, err
+			}
+			r, err := e8m0.LookupRounding(roundingName)
+			if err != nil {
+				return nil, err
+			}
+			x := in["x"]
+			if err := x.Expect("x", tensor.F32); err != nil {
+				return nil, err
+			}
+			v := x.F32()
+			c := make([]uint8, len(v))
+			for i, xi := range v {
+				c[i] = r.Encode(xi)
+			}
+			out := tensor.FromU8(x.Shape, c)
+			out.Logical = "e8m0"
+			return Tensors{"codes": out}, nil
+		},
+	})
+	register(Op{
+		Name:    "e8m0.decode",
+		Doc:     "E8M0 codes -> exact float32 2^(c-127) (0x00 -> 2^-127, 0xFF -> NaN 0x7fc00000)",
+		Params:  map[string]string{},
+		Inputs:  []string{"codes"},
+		Outputs: []string{"x"},
+		Run: func(p Params, in Tensors) (Tensors, error) {
+			c := in["codes"]
+			if err := checkCodesU8(c, "codes", "e8m0"); err != nil {
+				return nil, err
+			}
+			v := make([]float32, len(c.Data))
+			for i, ci := range c.Data {
+				v[i] = e8m0.Decode(ci)
+			}
+			return Tensors{"x": tensor.FromF32(c.Shape, v)}, nil
+		},
+	})
+	register(Op{
+		Name: "e8m0.shared_scale",
+		Doc:  "MX block absolute maximum (float32) -> E8M0 shared scale code",
+		Params: map[string]string{
+			"mode": "floor | ceil | even | rceil (required)",
+			"elem": "element format: e2m1 (default; emax 2, max 6)",
+		},
+		Inputs:  []string{"amax"},
+		Outputs: []string{"scale"},
+		Run: func(p Params, in Tensors) (Tensors, error) {
+			modeName, err := param8(p, "mode")
+			if err != nil {
+				return nil, err
+			}
+			m, err := e8m0.LookupScaleMode(modeName)
+			if err != nil {
+				return nil, err
+			}
+			name := p.Get("elem", "e2m1")
+			el, ok := e8m0ScaleElems[name]
+			if !ok {
+				return nil, fmt.Errorf("unknown elem %q (known: e2m1)", name)
+			}
+			a := in["amax"]
+			if err := a.Expect("amax", tensor.F32); err != nil {
+				return nil, err
+			}
+			v := a.F32()
+			c := make([]uint8, len(v))
+			for i, ai := range v {
+				c[i] = e8m0.SharedScale(ai, m, el.emax, el.max)
+			}
+			out := tensor.FromU8(a.Shape, c)
+			out.Logical = "e8m0"
+			return Tensors{"scale": out}, nil
+		},
+	})
+}
+
+// checkCodesU8 checks a U8 tensor of codes whose Logical format, when set,
+// must be logical.
+func checkCodesU8(t tensor.Tensor, name, logical string) error {
+	if err := t.Expect(name, tensor.U8); err != nil {
+		return err
+	}
+	if t.Logical != "" && t.Logical != logical {
+		return fmt.Errorf("tensor %q: logical format %q, want %q", name, t.Logical, logical)
+	}
+	return nil
+}
+
+// param8 returns a required parameter of the fp8 and e8m0 ops.
+func param8(p Params, key string) (string, error) {
+	v, ok := p[key]
+	if !ok {
+		return "", fmt.Errorf("missing parameter %q", key)
+	}
+	return v, nil
+}

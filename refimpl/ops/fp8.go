@@ -1,0 +1,75 @@
+package ops
+
+import (
+	"github.com/bitexact/bitexact/refimpl/fp8"
+	"github.com/bitexact/bitexact/refimpl/tensor"
+)
+
+func init() {
+	register(Op{
+		Name: "fp8.encode",
+		Doc:  "float32 -> FP8 codes, nearest even, overflow/Inf/NaN per profile",
+		Params: map[string]string{
+			"format":  "e4m3 | e5m2 (required)",
+			"profile": "satfinite | nosat (required)",
+		},
+		Inputs:  []string{"x"},
+		Outputs: []string{"codes"},
+		Run: func(p Params, in Tensors) (Tensors, error) {
+			formatName, err := param8(p, "format")
+			if err != nil {
+				return nil, err
+			}
+			f, err := fp8.LookupFormat(formatName)
+			if err != nil {
+				return nil, err
+			}
+			profileName, err := param8(p, "profile")
+			if err != nil {
+				return nil, err
+			}
+			prof, err := fp8.LookupProfile(profileName)
+			if err != nil {
+				return nil, err
+			}
+			x := in["x"]
+			if err := x.Expect("x", tensor.F32); err != nil {
+				return nil, err
+			}
+			v := x.F32()
+			c := make([]uint8, len(v))
+			for i, xi := range v {
+				c[i] = f.Encode(xi, prof)
+			}
+			out := tensor.FromU8(x.Shape, c)
+			out.Logical = f.Name
+			return Tensors{"codes": out}, nil
+		},
+	})
+	register(Op{
+		Name:    "fp8.decode",
+		Doc:     "FP8 codes -> exact float32 (NaN codes -> quiet NaN 0x7fc00000 with the code's sign)",
+		Params:  map[string]string{"format": "e4m3 | e5m2 (required)"},
+		Inputs:  []string{"codes"},
+		Outputs: []string{"x"},
+		Run: func(p Params, in Tensors) (Tensors, error) {
+			formatName, err := param8(p, "format")
+			if err != nil {
+				return nil, err
+			}
+			f, err := fp8.LookupFormat(formatName)
+			if err != nil {
+				return nil, err
+			}
+			c := in["codes"]
+			if err := checkCodesU8(c, "codes", f.Name); err != nil {
+				return nil, err
+			}
+			v := make([]float32, len(c.Data))
+			for i, ci := range c.Data {
+				v[i] = f.Decode(ci)
+			}
+			return Tensors{"x": tensor.FromF32(c.Shape, v)}, nil
+		},
+	})
+}

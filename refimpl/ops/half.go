@@ -1,0 +1,57 @@
+package ops
+
+import (
+	"github.com/bitexact/bitexact/refimpl/half"
+	"github.com/bitexact/bitexact/refimpl/tensor"
+)
+
+func init() {
+	for _, h := range []struct {
+		family string
+		dtype  tensor.DType
+		enc    func(float32) uint16
+		dec    func(uint16) float32
+	}{
+		{"bf16", tensor.BF16, half.EncodeBF16, half.DecodeBF16},
+		{"fp16", tensor.F16, half.EncodeFP16, half.DecodeFP16},
+	} {
+		register(Op{
+			Name:    h.family + ".encode",
+			Doc:     "float32 -> " + string(h.dtype) + ", nearest even, overflow to Inf, NaN stays NaN (quiet, sign kept)",
+			Params:  map[string]string{},
+			Inputs:  []string{"x"},
+			Outputs: []string{"y"},
+			Run: func(p Params, in Tensors) (Tensors, error) {
+				x := in["x"]
+				if err := x.Expect("x", tensor.F32); err != nil {
+					return nil, err
+				}
+				v := x.F32()
+				b := make([]uint16, len(v))
+				for i, xi := range v {
+					b[i] = h.enc(xi)
+				}
+				return Tensors{"y": tensor.FromBits16(h.dtype, x.Shape, b)}, nil
+			},
+		})
+		register(Op{
+			Name:    h.family + ".decode",
+			Doc:     string(h.dtype) + " -> exact float32",
+			Params:  map[string]string{},
+			Inputs:  []string{"y"},
+			Outputs: []string{"x"},
+			Run: func(p Params, in Tensors) (Tensors, error) {
+				y := in["y"]
+				if err := y.Expect("y", h.dtype); err != nil {
+					return nil, err
+				}
+				b := y.Bits16()
+				v := make([]float32, len(b))
+				for i, bi := range b {
+					v[i] = h.dec(bi)
+				}
+				return Tensors{"x": tensor.FromF32(y.Shape, v)}, nil
+			},
+		})
+	}
+}

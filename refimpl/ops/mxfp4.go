@@ -1,0 +1,84 @@
+package ops
+
+import (
+	"fmt"
+
+	"github.com/bitexact/bitexact/refimpl/e8m0"
+	"github.com/bitexact/bitexact/refimpl/mxfp4"
+	"github.com/bitexact/bitexact/refimpl/tensor"
+)
+
+func init() {
+	register(Op{
+		Name: "mxfp4.quantize",
+		Doc:  "OCP MX v1.0 MXFP4 quantization of x [M,K] (K%32==0): E2M1 pairs and E8M0 scales per 32",
+		Params: map[string]string{
+			"mode":    "E8M0 scale rounding: floor (default, OCP), ceil, even, rceil",
+			"profile": "E2M1 element profile: nvidia (default), sw-sm121, ml_dtypes, cutlass, ties-away, ties-toward-zero",
+		},
+		Inputs:  []string{"x"},
+		Outputs: []string{"packed", "scales"},
+		Run:     runMXFP4Quantize,
+	})
+	register(Op{
+		Name:    "mxfp4.dequantize",
+		Doc:     "MXFP4 to float32: e2m1(c) * 2^(scale-127), NaN blocks for scale 0xFF",
+		Params:  map[string]string{},
+		Inputs:  []string{"packed", "scales"},
+		Outputs: []string{"y"},
+		Run:     runMXFP4Dequantize,
+	})
+}
+
+func runMXFP4Quantize(p Params, in Tensors) (Tensors, error) {
+	mode, err := e8m0.LookupScaleMode(p.Get("mode", "floor"))
+	if err != nil {
+		return nil, err
+	}
+	prof, err := blkFP4Profile(p)
+	if err != nil {
+		return nil, err
+	}
+	x := in["x"]
+	if err := x.Expect("x", tensor.F32, -1, -1); err != nil {
+		return nil, err
+	}
+	m, k := x.Shape[0], x.Shape[1]
+	if k%mxfp4.BlockSize != 0 {
+		return nil, fmt.Errorf("tensor \"x\": K = %d is not a multiple of %d", k, mxfp4.BlockSize)
+	}
+	q, err := mxfp4.Quantize(x.F32(), m, k, mxfp4.Options{Mode: mode, FP4: prof})
+	if err != nil {
+		return nil, err
+	}
+	packed := tensor.FromU8([]int{m, k / 2}, q.Packed)
+	packed.Logical = "e2m1x2"
+	scales := tensor.FromU8([]int{m, k / mxfp4.BlockSize}, q.Scales)
+	scales.Logical = "e8m0"
+	return Tensors{"packed": packed, "scales": scales}, nil
+}
+
+func runMXFP4Dequantize(p Params, in Tensors) (Tensors, error) {
+	packed, scales := in["packed"], in["scales"]
+	if err := packed.Expect("packed", tensor.U8, -1, -1); err != nil {
+		return nil, err
+	}
+	if err := blkLogical("packed", packed, "e2m1x2"); err != nil {
+		return nil, err
+	}
+	m, k := packed.Shape[0], 2*packed.Shape[1]
+	if k%mxfp4.BlockSize != 0 {
+		return nil, fmt.Errorf("tensor \"packed\": K = 2*%d is not a multiple of %d", packed.Shape[1], mxfp4.BlockSize)
+	}
+	if err := scales.Expect("scales", tensor.U8, m, k/mxfp4.BlockSize); err != nil {
+		return nil, err
+	}
+	if err := blkLogical("scales", scales, "e8m0"); err != nil {
+		return nil, err
+	}
+	y, err := mxfp4.Dequantize(mxfp4.Quantized{Rows: m, Cols: k, Packed: packed.Data, Scales: scales.Data})
+	if err != nil {
+		return nil, err
+	}
+	return Tensors{"y": tensor.FromF32([]int{m, k}, y)}, nil
+}

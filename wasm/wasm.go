@@ -1,0 +1,551 @@
+// Package wasm runs the bitexact reference (refimpl) compiled to one
+// WebAssembly module, under the wazero runtime, with nothing in reach that
+// could change its outputs: no files, network, arguments or environment, a
+// clock stopped at the Unix epoch and a fixed random stream.
+//
+// WebAssembly rounds every float operation to nearest-even and never fuses
+// a multiply and an add, so the module computes the same bytes on every
+// host CPU. Golden data is generated through it, and the module's SHA-256
+// (ModuleDigest) names the reference a certificate was made against.
+//
+// The module is built from wasm/guest and embedded (refimpl.wasm). After a
+// change under refimpl/, rebuild it with `go generate ./wasm` or `make wasm`;
+// TestModuleUpToDate fails until then.
+package wasm
+
+//go:generate go run ./internal/guestbuild/gen -o refimpl.wasm
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	_ "embed"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
+
+	"github.com/bitexact/bitexact/refimpl/ops"
+	"github.com/bitexact/bitexact/refimpl/unary"
+	"github.com/bitexact/bitexact/wasm/internal/abi"
+	"github.com/bitexact/bitexact/wasm/internal/guestbuild"
+)
+
+//go:embed refimpl.wasm
+var module []byte
+
+var digest = sync.OnceValue(func() string {
+	s := sha256.Sum256(module)
+	return hex.EncodeToString(s[:])
+})
+
+// Module returns a copy of the embedded reference module.
+func Module() []byte { return bytes.Clone(module) }
+
+// ModuleDigest is the lowercase hex SHA-256 of Module().
+func ModuleDigest() string { return digest() }
+
+// ModuleGoVersion is the Go toolchain that built the embedded module, for
+// example "go1.26.8". Rebuilding the module reproduces its bytes only with
+// this exact toolchain.
+func ModuleGoVersion() string { return guestbuild.ModuleGoVersion(module) }
+
+// Defaults of Options.
+const (
+	// DefaultMemoryLimitPages (65536 pages of 64 KiB, 4 GiB) is all that a
+	// 32-bit guest can address. Memory is committed as the guest grows it,
+	// so the limit costs nothing until used; a 4096x11776 GEMV request with
+	// F32 weights needs about 1 GiB.
+	DefaultMemoryLimitPages = 65536
+	// retainPages: an instance whose memory grew beyond 1 GiB is dropped
+	// after its call (WebAssembly memory never shrinks), so one huge
+	// request does not pin its peak for the life of the pool.
+	retainPages = 16384
+	// unaryChunk is the number of output bytes one guest call of Unary
+	// fills: large enough to make the call overhead vanish, small enough
+	// to keep the instance's memory flat.
+	unaryChunk = 1 << 20
+	// nameArea is the head of the unary scratch buffer holding the
+	// conversion name.
+	nameArea = 256
+)
+
+// Options configure a Runtime. The zero value is ready to use.
+type Options struct {
+	// Instances bounds the number of guest instances, and so the number of
+	// calls running at once; further calls wait. 0 means runtime.NumCPU().
+	// Instances are created on demand and reused.
+	Instances int
+	// CacheDir holds wazero's compiled machine code between processes, so
+	// that only the first New on a machine pays for compiling the module.
+	// "" means filepath.Join(os.UserCacheDir(), "bitexact", "wazero"). When
+	// the directory cannot be created the cache is kept in memory.
+	CacheDir string
+	// NoCache disables the on-disk compilation cache (CacheDir is ignored).
+	NoCache bool
+	// MemoryLimitPages caps each instance's memory, in 64 KiB pages.
+	// 0 means DefaultMemoryLimitPages. A request that needs more fails with
+	// an error; the pool replaces the instance.
+	MemoryLimitPages uint32
+	// Interpreter selects wazero's interpreter instead of its compiler (the
+	// default where the compiler supports the platform). Results are the
+	// same; the interpreter is about ten times slower.
+	Interpreter bool
+}
+
+// Runtime runs reference ops in a pool of guest instances. It is safe for
+// concurrent use.
+//
+// A Runtime compiles the module in up to two variants. wazero can stop a
+// running guest when its context is done only if the machine code checks
+// for termination at every loop header, and Go-built modules enter a loop
+// in every function: those checks slow the guest about tenfold. So a call
+// whose context can never be done (ctx.Done() == nil, as for
+// context.Background() or context.WithoutCancel) runs the plain variant,
+// and any other call runs the cancellable variant, compiled on first use.
+// Both give the same bytes; they share the Instances budget.
+type Runtime struct {
+	opt         Options
+	wasm        []byte
+	plain, canc variant
+	tokens      chan struct{} // one per instance that may still be created
+	closed      atomic.Bool
+	closeMu     sync.Mutex
+}
+
+// variant is the module compiled with or without termination checks.
+type variant struct {
+	cancellable bool
+	once        sync.Once
+	err         error
+	rt          wazero.Runtime
+	compiled    wazero.CompiledModule
+	cache       wazero.CompilationCache
+	idle        chan *instance
+}
+
+// instance is one instantiated guest. It is used by one call at a time.
+type instance struct {
+	v                                  *variant
+	mod                                api.Module
+	mem                                api.Memory
+	alloc, free, run, encodeRange, nms api.Function
+	scratch                            uint32 // unary buffer, nameArea+unaryChunk bytes
+	stderr                             headBuffer
+}
+
+// New compiles the embedded module (or loads it from the compilation
+// cache) and instantiates the first guest, so that a broken module fails
+// here rather than on the first call.
+func New(ctx context.Context, opt Options) (*Runtime, error) {
+	return newRuntime(ctx, opt, module)
+}
+
+func newRuntime(ctx context.Context, opt Options, wasm []byte) (*Runtime, error) {
+	if opt.Instances <= 0 {
+		opt.Instances = runtime.NumCPU()
+	}
+	if opt.MemoryLimitPages == 0 {
+		opt.MemoryLimitPages = DefaultMemoryLimitPages
+	}
+	if opt.MemoryLimitPages > DefaultMemoryLimitPages {
+		return nil, fmt.Errorf("wasm: MemoryLimitPages %d exceeds the 32-bit maximum %d", opt.MemoryLimitPages, DefaultMemoryLimitPages)
+	}
+	if !opt.NoCache && opt.CacheDir == "" {
+		if base, err := os.UserCacheDir(); err == nil {
+			opt.CacheDir = filepath.Join(base, "bitexact", "wazero")
+		}
+	}
+	n := opt.Instances
+	r := &Runtime{opt: opt, wasm: wasm, tokens: make(chan struct{}, n)}
+	r.plain.idle = make(chan *instance, n)
+	r.canc.idle = make(chan *instance, n)
+	r.canc.cancellable = true
+	for i := 0; i < n; i++ {
+		r.tokens <- struct{}{}
+	}
+	// The first instance proves the module usable.
+	in, err := r.get(context.WithoutCancel(ctx))
+	if err != nil {
+		r.Close(ctx)
+		return nil, err
+	}
+	r.put(ctx, in, true)
+	return r, nil
+}
+
+// init compiles the variant once.
+func (r *Runtime) init(ctx context.Context, v *variant) error {
+	v.once.Do(func() {
+		cfg := wazero.NewRuntimeConfig()
+		if r.opt.Interpreter {
+			cfg = wazero.NewRuntimeConfigInterpreter()
+		}
+		cfg = cfg.WithCloseOnContextDone(v.cancellable).WithMemoryLimitPages(r.opt.MemoryLimitPages)
+		if !r.opt.NoCache {
+			// Separate directories: wazero's cache key is the module
+			// and the CPU, not the termination checks, so one directory
+			// would hand one variant the other's code.
+			sub := "plain"
+			if v.cancellable {
+				sub = "cancellable"
+			}
+			v.cache = compilationCache(filepath.Join(r.opt.CacheDir, sub))
+			cfg = cfg.WithCompilationCache(v.cache)
+		}
+		v.rt = wazero.NewRuntimeWithConfig(ctx, cfg)
+		if _, err := wasi_snapshot_preview1.Instantiate(ctx, v.rt); err != nil {
+			v.err = fmt.Errorf("wasm: instantiating WASI: %w", err)
+			return
+		}
+		var err error
+		if v.compiled, err = v.rt.CompileModule(ctx, r.wasm); err != nil {
+			v.err = fmt.Errorf("wasm: compiling the reference module: %w", err)
+		}
+	})
+	return v.err
+}
+
+func compilationCache(dir string) wazero.CompilationCache {
+	if dir != "" {
+		if c, err := wazero.NewCompilationCacheWithDir(dir); err == nil {
+			return c
+		}
+	}
+	return wazero.NewCompilationCache()
+}
+
+// The guest's view of the world: a wall clock stopped at the Unix epoch, a
+// monotonic clock stopped at 1 ns (the Go runtime refuses to start on a
+// monotonic clock reading 0), and a random stream that is the same for
+// every instance. The Go runtime reads all three (hash seeds, GC pacing);
+// nothing in the reference may depend on them, and fixing them means
+// nothing can.
+func fixedWalltime() (sec int64, nsec int32) { return 0, 0 }
+func fixedNanotime() int64                   { return 1 }
+
+func (r *Runtime) instantiate(ctx context.Context, v *variant) (*instance, error) {
+	in := &instance{v: v}
+	cfg := wazero.NewModuleConfig().
+		WithName("").
+		WithStartFunctions("_initialize").
+		WithWalltime(fixedWalltime, 1).
+		WithNanotime(fixedNanotime, 1).
+		WithRandSource(rand.NewChaCha8([32]byte{})).
+		WithStderr(&in.stderr)
+	mod, err := v.rt.InstantiateModule(ctx, v.compiled, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("wasm: instantiating the reference module: %w%s", err, in.stderr.suffix())
+	}
+	in.mod, in.mem = mod, mod.Memory()
+	fns := map[string]*api.Function{
+		"bitexact_abi": new(api.Function), "bitexact_alloc": &in.alloc, "bitexact_free": &in.free,
+		"bitexact_run": &in.run, "bitexact_unary": &in.encodeRange, "bitexact_names": &in.nms,
+	}
+	for name, p := range fns {
+		if *p = mod.ExportedFunction(name); *p == nil {
+			mod.Close(ctx)
+			return nil, fmt.Errorf("wasm: the module does not export %s (not a bitexact reference module?)", name)
+		}
+	}
+	res, err := (*fns["bitexact_abi"]).Call(ctx)
+	if err == nil && (len(res) != 1 || res[0] != abi.Version) {
+		err = fmt.Errorf("module ABI version %v, host %d", res, abi.Version)
+	}
+	if err != nil {
+		mod.Close(ctx)
+		return nil, fmt.Errorf("wasm: %w", err)
+	}
+	if in.mem == nil {
+		mod.Close(ctx)
+		return nil, errors.New("wasm: the module exports no memory")
+	}
+	return in, nil
+}
+
+var errClosed = errors.New("wasm: runtime is closed")
+
+// get takes an idle instance of the variant ctx needs, else creates one
+// while the budget allows, else replaces an idle instance of the other
+// variant, else waits.
+func (r *Runtime) get(ctx context.Context) (*instance, error) {
+	if r.closed.Load() {
+		return nil, errClosed
+	}
+	v, other := &r.plain, &r.canc
+	if ctx.Done() != nil {
+		v, other = other, v
+	}
+	if err := r.init(ctx, v); err != nil {
+		return nil, err
+	}
+	select {
+	case in := <-v.idle:
+		return in, nil
+	default:
+	}
+	select {
+	case in := <-v.idle:
+		return in, nil
+	case <-r.tokens:
+	case in := <-other.idle:
+		in.mod.Close(ctx)
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	in, err := r.instantiate(ctx, v)
+	if err != nil {
+		r.tokens <- struct{}{}
+		return nil, err
+	}
+	return in, nil
+}
+
+// put returns an instance to the pool. An instance that failed (trapped,
+// exited, was cancelled: its Go runtime may be mid-operation) or grew past
+// retainPages is closed instead, and its slot freed for a fresh one.
+func (r *Runtime) put(ctx context.Context, in *instance, healthy bool) {
+	in.stderr.reset()
+	r.closeMu.Lock()
+	defer r.closeMu.Unlock()
+	if !healthy || r.closed.Load() || in.mod.IsClosed() || in.mem.Size() > retainPages*65536 {
+		in.mod.Close(context.WithoutCancel(ctx))
+		r.tokens <- struct{}{}
+		return
+	}
+	in.v.idle <- in
+}
+
+// Close releases every instance and the compiled module. Calls in flight
+// fail; later calls return an error.
+func (r *Runtime) Close(ctx context.Context) error {
+	r.closeMu.Lock()
+	defer r.closeMu.Unlock()
+	if r.closed.Swap(true) {
+		return nil
+	}
+	var errs []error
+	for _, v := range []*variant{&r.plain, &r.canc} {
+		v.once.Do(func() { v.err = errClosed }) // no compilation after Close
+		if v.rt != nil {
+			errs = append(errs, v.rt.Close(ctx))
+		}
+		if v.cache != nil {
+			errs = append(errs, v.cache.Close(ctx))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// call runs f on an instance; a Go error from f (a trap, an exit, a
+// cancellation) retires the instance.
+func (r *Runtime) call(ctx context.Context, what string, f func(*instance) error) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("wasm: %s: %w", what, err)
+	}
+	in, err := r.get(ctx)
+	if err != nil {
+		return fmt.Errorf("wasm: %s: %w", what, err)
+	}
+	err = f(in)
+	var ge *guestError
+	healthy := err == nil || errors.As(err, &ge)
+	if err != nil && !healthy {
+		err = fmt.Errorf("wasm: %s: the guest failed: %w%s", what, err, in.stderr.suffix())
+	}
+	r.put(ctx, in, healthy)
+	return err
+}
+
+// guestError is an error the reference reported (or a panic it
+// recovered from); its message is exactly what the native call returns.
+type guestError struct{ msg string }
+
+func (e *guestError) Error() string { return e.msg }
+
+// Run executes ops.Run(op, p, in) in the guest and returns its outputs, or
+// its error with the same message the native call would give. Failures of
+// the guest itself (out of memory, a trap, cancellation through ctx) are
+// errors naming the op.
+func (r *Runtime) Run(ctx context.Context, op string, p ops.Params, in ops.Tensors) (ops.Tensors, error) {
+	req := abi.Request{Op: op, Params: p, Inputs: in}
+	n := abi.RequestSize(req)
+	if n > math.MaxUint32 {
+		return nil, fmt.Errorf("op %s: request of %d bytes exceeds the 4 GiB guest address space", op, n)
+	}
+	var out ops.Tensors
+	err := r.call(ctx, "op "+op, func(g *instance) error {
+		a, err := g.allocate(ctx, uint32(n))
+		if err != nil {
+			return err
+		}
+		view, _ := g.mem.Read(a, uint32(n))
+		if err := abi.EncodeRequest(view, req); err != nil {
+			return err
+		}
+		res, err := g.run.Call(ctx, uint64(a), uint64(n))
+		if err != nil {
+			return err
+		}
+		b, err := g.take(ctx, res[0])
+		if err != nil {
+			return err
+		}
+		resp, err := abi.DecodeResponse(b)
+		if err != nil {
+			return fmt.Errorf("op %s: %w", op, err)
+		}
+		if resp.Err != "" {
+			return &guestError{resp.Err}
+		}
+		out = resp.Outputs
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// Unary executes unary.Lookup(conv).EncodeRange(start, out) in the guest,
+// in chunks of a megabyte per guest call. Like the native call it leaves a
+// trailing byte that does not make a whole code untouched.
+func (r *Runtime) Unary(ctx context.Context, conv string, start uint32, out []byte) error {
+	c, err := unary.Lookup(conv)
+	if err != nil {
+		return err
+	}
+	w := c.Width()
+	out = out[:len(out)/w*w]
+	return r.call(ctx, "conversion "+conv, func(g *instance) error {
+		if g.scratch == 0 {
+			a, err := g.allocate(ctx, nameArea+unaryChunk)
+			if err != nil {
+				return err
+			}
+			g.scratch = a
+		}
+		if len(conv) > nameArea || !g.mem.WriteString(g.scratch, conv) {
+			return fmt.Errorf("conversion name %q does not fit the guest buffer", conv)
+		}
+		for len(out) > 0 {
+			n := min(len(out), unaryChunk)
+			res, err := g.encodeRange.Call(ctx, uint64(g.scratch), uint64(len(conv)), uint64(start), nameArea, uint64(n))
+			if err != nil {
+				return err
+			}
+			if res[0] != 0 {
+				b, err := g.take(ctx, res[0])
+				if err != nil {
+					return err
+				}
+				resp, err := abi.DecodeResponse(b)
+				if err != nil {
+					return err
+				}
+				return &guestError{resp.Err}
+			}
+			view, ok := g.mem.Read(g.scratch+nameArea, uint32(n))
+			if !ok {
+				return errors.New("guest output buffer out of range")
+			}
+			copy(out, view)
+			out = out[n:]
+			start += uint32(n / w)
+		}
+		return nil
+	})
+}
+
+// Names lists the ops registered in the guest, sorted. It equals
+// ops.Names() when the embedded module is up to date.
+func (r *Runtime) Names(ctx context.Context) ([]string, error) {
+	var names []string
+	err := r.call(ctx, "names", func(g *instance) error {
+		res, err := g.nms.Call(ctx)
+		if err != nil {
+			return err
+		}
+		b, err := g.take(ctx, res[0])
+		if err != nil {
+			return err
+		}
+		if len(b) > 0 {
+			names = strings.Split(string(b), "\n")
+		}
+		return nil
+	})
+	return names, err
+}
+
+func (g *instance) allocate(ctx context.Context, n uint32) (uint32, error) {
+	res, err := g.alloc.Call(ctx, uint64(n))
+	if err != nil {
+		return 0, err
+	}
+	if res[0] == 0 {
+		return 0, fmt.Errorf("the guest cannot allocate %d bytes (memory limit %d MiB)", n, g.memLimitMiB())
+	}
+	return uint32(res[0]), nil
+}
+
+func (g *instance) memLimitMiB() uint64 {
+	if max, ok := g.mem.Definition().Max(); ok {
+		return uint64(max) * 65536 >> 20
+	}
+	return 4096
+}
+
+// take copies out a guest buffer given as (address<<32 | length) and frees
+// it. The copy is needed: a view of guest memory goes stale when the guest
+// next grows its memory, and the buffer is reused once freed.
+func (g *instance) take(ctx context.Context, ptrLen uint64) ([]byte, error) {
+	a, n := uint32(ptrLen>>32), uint32(ptrLen)
+	view, ok := g.mem.Read(a, n)
+	if !ok {
+		return nil, fmt.Errorf("guest returned buffer [%#x,+%d) outside its memory", a, n)
+	}
+	b := bytes.Clone(view)
+	if _, err := g.free.Call(ctx, uint64(a)); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// headBuffer keeps the first 4 KiB written to the guest's stderr, where
+// the Go runtime reports fatal errors ("fatal error: out of memory")
+// before its goroutine dump.
+type headBuffer struct{ b []byte }
+
+const headMax = 4096
+
+func (h *headBuffer) Write(p []byte) (int, error) {
+	if room := headMax - len(h.b); room > 0 {
+		h.b = append(h.b, p[:min(room, len(p))]...)
+	}
+	return len(p), nil
+}
+
+func (h *headBuffer) reset() { h.b = h.b[:0] }
+
+func (h *headBuffer) suffix() string {
+	s := strings.TrimSpace(string(h.b))
+	if s == "" {
+		return ""
+	}
+	return "; guest stderr: " + s
+}
+
+var _ io.Writer = (*headBuffer)(nil)

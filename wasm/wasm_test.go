@@ -1,0 +1,607 @@
+package wasm
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/bitexact/bitexact/refimpl/ops"
+	"github.com/bitexact/bitexact/refimpl/tensor"
+	"github.com/bitexact/bitexact/refimpl/unary"
+	"github.com/bitexact/bitexact/wasm/internal/guestbuild"
+)
+
+// shared is one Runtime for the tests that only need the embedded module;
+// instantiating costs a fraction of a second per instance.
+var shared = sync.OnceValues(func() (*Runtime, error) {
+	return New(context.Background(), Options{Instances: 2})
+})
+
+func sharedRuntime(t testing.TB) *Runtime {
+	t.Helper()
+	r, err := shared()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// testModule is the guest built with the bitexact_wasmtest tag, which adds
+// the test.* ops (panic, hang, exit, oom, sandbox). It needs the Go
+// toolchain, so tests using it skip under -short.
+var testModule = sync.OnceValues(func() ([]byte, error) {
+	dir, err := os.MkdirTemp("", "bitexact-wasm-test")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	out := filepath.Join(dir, "test.wasm")
+	if err := guestbuild.Build(context.Background(), "", ".", out, "bitexact_wasmtest"); err != nil {
+		return nil, err
+	}
+	return os.ReadFile(out)
+})
+
+func testRuntime(t *testing.T, opt Options) *Runtime {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("skipped under -short: builds the test guest with the Go toolchain")
+	}
+	m, err := testModule()
+	if err != nil {
+		t.Fatal(err)
+	}
+	opt.CacheDir = testCacheDir
+	r, err := newRuntime(context.Background(), opt, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close(context.Background()) })
+	return r
+}
+
+// testCacheDir is a compilation cache shared by the tests' runtimes of the
+// test module, so that it is compiled once per test binary.
+var testCacheDir string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "bitexact-wasm-cache")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	testCacheDir = dir
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// TestModuleUpToDate rebuilds the guest with the flags of `make wasm` and
+// requires the embedded refimpl.wasm to be byte-identical: golden data is
+// generated through the embedded module, so a stale one would silently
+// certify old reference code.
+func TestModuleUpToDate(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipped under -short: rebuilds the guest with the Go toolchain (run plain go test, or make wasm)")
+	}
+	ctx := context.Background()
+	have, err := guestbuild.GoVersion(ctx, "")
+	if err != nil {
+		t.Skipf("no usable go command to rebuild the module: %v", err)
+	}
+	if want := ModuleGoVersion(); have != want {
+		t.Skipf("refimpl.wasm was built by %s, the go command is %s: byte identity needs the same toolchain, so staleness cannot be checked here (rebuild with make wasm under %s)", want, have, want)
+	}
+	out := filepath.Join(t.TempDir(), "refimpl.wasm")
+	if err := guestbuild.Build(ctx, "", ".", out); err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, module) {
+		t.Fatalf("wasm/refimpl.wasm is stale (rebuilt %d bytes differ from the embedded %d bytes): run `make wasm` (or `go generate ./wasm`) and commit the result", len(got), len(module))
+	}
+}
+
+func TestModuleDigest(t *testing.T) {
+	if d := ModuleDigest(); !regexp.MustCompile(`^[0-9a-f]{64}$`).MatchString(d) {
+		t.Fatalf("ModuleDigest() = %q, want 64 lowercase hex digits", d)
+	}
+	m := Module()
+	m[0] ^= 0xff // a copy: the embedded bytes must not change
+	if Module()[0] == m[0] {
+		t.Fatal("Module() returned the embedded slice, not a copy")
+	}
+	if v := ModuleGoVersion(); !strings.HasPrefix(v, "go1.") {
+		t.Fatalf("ModuleGoVersion() = %q, want a go1.x version", v)
+	}
+}
+
+func TestNamesMatchNative(t *testing.T) {
+	got, err := sharedRuntime(t).Names(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := ops.Names(); strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Fatalf("guest ops %v, native %v: the embedded module is stale (make wasm)", got, want)
+	}
+}
+
+// TestErrorsMatchNative: op errors cross the boundary as the same message
+// the native call gives, so a command reports them identically either way.
+func TestErrorsMatchNative(t *testing.T) {
+	r := sharedRuntime(t)
+	name := "no.such_op"
+	var anyOp ops.Op
+	if n := ops.Names(); len(n) > 0 {
+		anyOp, _ = ops.Lookup(n[0])
+	}
+	cases := []struct {
+		name string
+		op   string
+		p    ops.Params
+		in   ops.Tensors
+	}{
+		{"unknown op", name, nil, nil},
+		{"unknown parameter", anyOp.Name, ops.Params{"no_such_param": "1"}, nil},
+		{"missing input", anyOp.Name, nil, nil},
+		{"negative dimension", anyOp.Name, nil, allInputs(anyOp, tensor.Tensor{DType: tensor.U8, Shape: []int{-1}})},
+		{"short data", anyOp.Name, nil, allInputs(anyOp, tensor.Tensor{DType: tensor.F32, Shape: []int{3}, Data: make([]byte, 11)})},
+		{"unknown dtype", anyOp.Name, nil, allInputs(anyOp, tensor.Tensor{DType: "Q7", Shape: []int{1}, Data: []byte{1}})},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if c.op == "" {
+				t.Skip("no op registered yet")
+			}
+			_, nerr := ops.Run(c.op, c.p, c.in)
+			_, werr := r.Run(context.Background(), c.op, c.p, c.in)
+			if nerr == nil || werr == nil {
+				t.Fatalf("native error %v, wasm error %v: want both to fail", nerr, werr)
+			}
+			if nerr.Error() != werr.Error() {
+				t.Fatalf("wasm error\n  %v\nnative error\n  %v", werr, nerr)
+			}
+		})
+	}
+}
+
+func allInputs(op ops.Op, t tensor.Tensor) ops.Tensors {
+	in := ops.Tensors{}
+	for _, k := range op.Inputs {
+		in[k] = t
+	}
+	return in
+}
+
+// TestRunMatchesNative runs every registered op on generically built
+// inputs, natively and in the guest, and requires byte-identical outputs
+// (or identical error messages where the generic inputs do not fit the
+// op). The full per-golden-case cross-check lives in cmd/conformance.
+func TestRunMatchesNative(t *testing.T) {
+	r := sharedRuntime(t)
+	ctx := context.Background()
+	var ran, errored []string
+	for _, name := range ops.Names() {
+		op, _ := ops.Lookup(name)
+		ok := 0
+		for _, c := range genericCases(op, 32) {
+			nout, nerr := ops.Run(name, c.p, c.in)
+			wout, werr := r.Run(ctx, name, c.p, c.in)
+			if (nerr == nil) != (werr == nil) || (nerr != nil && nerr.Error() != werr.Error()) {
+				t.Errorf("%s %s: native error %v, wasm error %v", name, c.desc, nerr, werr)
+				continue
+			}
+			if nerr != nil {
+				continue
+			}
+			if err := sameTensors(nout, wout); err != nil {
+				t.Errorf("%s %s: %v", name, c.desc, err)
+			}
+			ok++
+		}
+		if ok > 0 {
+			ran = append(ran, fmt.Sprintf("%s(%d)", name, ok))
+		} else {
+			errored = append(errored, name)
+		}
+	}
+	t.Logf("compared outputs of %d ops: %s", len(ran), strings.Join(ran, " "))
+	if len(errored) > 0 {
+		t.Logf("no generic input fits %d ops (compared their error messages only): %s", len(errored), strings.Join(errored, " "))
+	}
+}
+
+func sameTensors(want, got ops.Tensors) error {
+	if len(want) != len(got) {
+		return fmt.Errorf("native has %d outputs, wasm %d", len(want), len(got))
+	}
+	for k, w := range want {
+		g, ok := got[k]
+		if !ok {
+			return fmt.Errorf("wasm lacks output %q", k)
+		}
+		if !w.Equal(g) {
+			i := 0
+			for i < len(w.Data) && i < len(g.Data) && w.Data[i] == g.Data[i] {
+				i++
+			}
+			return fmt.Errorf("output %q differs: native %s%v %q %d bytes, wasm %s%v %q %d bytes, first differing byte %d",
+				k, w.DType, w.Shape, w.Logical, len(w.Data), g.DType, g.Shape, g.Logical, len(g.Data), i)
+		}
+	}
+	return nil
+}
+
+type genericCase struct {
+	desc string
+	p    ops.Params
+	in   ops.Tensors
+}
+
+var alternatives = regexp.MustCompile(`^\s*([\w.-]+(?:\s*\|\s*[\w.-]+)+)`)
+
+// paramChoices reads the alternatives an op documents for each parameter
+// ("e4m3 | e5m2 (required)") and returns every combination (capped).
+// Parameters without listed alternatives are left to their defaults.
+func paramChoices(op ops.Op) []ops.Params {
+	combos := []ops.Params{{}}
+	keys := make([]string, 0, len(op.Params))
+	for k := range op.Params {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		m := alternatives.FindStringSubmatch(op.Params[k])
+		if m == nil {
+			continue
+		}
+		var next []ops.Params
+		for _, c := range combos {
+			for _, v := range strings.Split(m[1], "|") {
+				p := ops.Params{}
+				for kk, vv := range c {
+					p[kk] = vv
+				}
+				p[k] = strings.TrimSpace(v)
+				next = append(next, p)
+			}
+		}
+		if len(next) > 64 {
+			next = next[:64]
+		}
+		combos = next
+	}
+	return combos
+}
+
+// inputKinds are the shapes of generic input tried for every input of an
+// op: one family at a time, so that multi-input ops get consistent shapes.
+func inputKinds(n int) []struct {
+	desc string
+	t    func(rng *rand.Rand) tensor.Tensor
+} {
+	f32 := func(shape ...int) func(*rand.Rand) tensor.Tensor {
+		return func(rng *rand.Rand) tensor.Tensor { return tensor.FromF32(shape, sampleF32(rng, prod(shape))) }
+	}
+	u8 := func(logical string, shape ...int) func(*rand.Rand) tensor.Tensor {
+		return func(rng *rand.Rand) tensor.Tensor {
+			b := make([]byte, prod(shape))
+			for i := range b {
+				b[i] = byte(rng.Uint32())
+			}
+			t := tensor.FromU8(shape, b)
+			t.Logical = logical
+			return t
+		}
+	}
+	return []struct {
+		desc string
+		t    func(*rand.Rand) tensor.Tensor
+	}{
+		{"F32[n]", f32(n)},
+		{"F32[4,n]", f32(4, n)},
+		{"F32[n,n]", f32(n, n)},
+		{"U8[n]", u8("", n)},
+		{"U8[4,n]", u8("", 4, n)},
+		{"U8[4,n/2]", u8("", 4, n/2)},
+	}
+}
+
+func prod(s []int) int {
+	n := 1
+	for _, d := range s {
+		n *= d
+	}
+	return n
+}
+
+// sampleF32 mixes the values where conversions disagree (zeros, infinities,
+// NaNs, subnormals, ties) with random magnitudes over the whole range.
+func sampleF32(rng *rand.Rand, n int) []float32 {
+	special := []uint32{0, 0x80000000, 0x7f800000, 0xff800000, 0x7fc00000, 0xffc00001, 0x00000001, 0x807fffff,
+		0x3f800000, 0x3f400000, 0x40a00000, 0x43e00000, 0x47700000, 0x7f7fffff, 0x3e800000, 0xbf200000}
+	v := make([]float32, n)
+	for i := range v {
+		switch {
+		case i < len(special):
+			v[i] = math.Float32frombits(special[i])
+		case i%3 == 0:
+			v[i] = math.Float32frombits(rng.Uint32())
+		default:
+			v[i] = float32(rng.NormFloat64() * math.Exp2(float64(rng.IntN(20)-10)))
+		}
+	}
+	return v
+}
+
+func genericCases(op ops.Op, n int) []genericCase {
+	var cs []genericCase
+	for _, p := range paramChoices(op) {
+		for _, k := range inputKinds(n) {
+			rng := rand.New(rand.NewPCG(1, 2))
+			in := ops.Tensors{}
+			for _, name := range op.Inputs {
+				in[name] = k.t(rng)
+			}
+			cs = append(cs, genericCase{desc: fmt.Sprintf("%v %s", p, k.desc), p: p, in: in})
+		}
+	}
+	return cs
+}
+
+// unarySamples are the input ranges of the unary cross-check: all 2^16 low
+// halves under +0 and -0 exponents, 2^16 windows of 4 around every top
+// half (each exponent and mantissa-top boundary, approached from both
+// sides), and random windows.
+func unarySamples() [][2]uint32 {
+	s := [][2]uint32{{0, 1 << 16}, {0x80000000, 1 << 16}, {0xffff0000, 1 << 16}, {0x7f7f0000, 1 << 17}}
+	for hi := uint32(0); hi < 1<<16; hi++ {
+		s = append(s, [2]uint32{hi<<16 - 2, 4})
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	for i := 0; i < 64; i++ {
+		s = append(s, [2]uint32{rng.Uint32(), 4096})
+	}
+	return s
+}
+
+func TestUnaryMatchesNative(t *testing.T) {
+	r := sharedRuntime(t)
+	samples := unarySamples()
+	for _, c := range unary.All() {
+		t.Run(c.Name, func(t *testing.T) {
+			t.Parallel()
+			w := c.Width()
+			// One guest call for all windows would hide nothing; calling
+			// per window exercises start handling at every boundary.
+			var want, got []byte
+			for _, s := range samples {
+				n := int(s[1]) * w
+				a, b := make([]byte, n), make([]byte, n)
+				c.EncodeRange(s[0], a)
+				if err := r.Unary(context.Background(), c.Name, s[0], b); err != nil {
+					t.Fatal(err)
+				}
+				want, got = append(want, a...), append(got, b...)
+				if !bytes.Equal(a, b) {
+					for i := range a {
+						if a[i] != b[i] {
+							x := s[0] + uint32(i/w)
+							t.Fatalf("input %#08x: native code byte %#02x, wasm %#02x", x, a[i], b[i])
+						}
+					}
+				}
+			}
+			if len(want) == 0 {
+				t.Fatal("no samples")
+			}
+		})
+	}
+}
+
+// TestUnaryChunks: a range longer than one guest call, an odd trailing
+// byte of a 2-byte conversion left untouched (as natively), and an
+// unknown name.
+func TestUnaryChunks(t *testing.T) {
+	r := sharedRuntime(t)
+	for _, c := range unary.All() {
+		n := 3*unaryChunk/2 + 1
+		a, b := make([]byte, n), make([]byte, n)
+		a[n-1], b[n-1] = 0xA5, 0xA5
+		start := uint32(0xfff00000) // wraps past 0xFFFFFFFF
+		c.EncodeRange(start, a)
+		if err := r.Unary(context.Background(), c.Name, start, b); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(a, b) {
+			t.Fatalf("%s: %d-byte range differs from native", c.Name, n)
+		}
+	}
+	if err := r.Unary(context.Background(), "e9m9/none", 0, make([]byte, 4)); err == nil || !strings.Contains(err.Error(), `unknown conversion "e9m9/none"`) {
+		t.Fatalf("unknown conversion: error %v", err)
+	}
+}
+
+func TestConcurrentRuns(t *testing.T) {
+	r := sharedRuntime(t)
+	c := unary.All()[0]
+	want := make([]byte, 1<<16)
+	c.EncodeRange(0x3f000000, want)
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for i := 0; i < 8; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			got := make([]byte, len(want))
+			if err := r.Unary(context.Background(), c.Name, 0x3f000000, got); err != nil {
+				errs <- err
+			} else if !bytes.Equal(got, want) {
+				errs <- errors.New("concurrent result differs")
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+}
+
+func TestGuestPanicIsError(t *testing.T) {
+	r := testRuntime(t, Options{Instances: 1})
+	_, err := r.Run(context.Background(), "test.panic", nil, nil)
+	if err == nil || !strings.Contains(err.Error(), "op test.panic: panic in the reference") || !strings.Contains(err.Error(), "index out of range") {
+		t.Fatalf("error %v, want the recovered panic naming the op", err)
+	}
+	checkUsable(t, r)
+}
+
+// checkUsable: after a failure the pool still serves calls (a failed
+// instance is replaced).
+func checkUsable(t *testing.T, r *Runtime) {
+	t.Helper()
+	out, err := r.Run(context.Background(), "test.sandbox", nil, nil)
+	if err != nil || len(out["rand"].Data) != 16 {
+		t.Fatalf("after the failure: %v, %v", out, err)
+	}
+}
+
+func TestCancellationStopsGuest(t *testing.T) {
+	r := testRuntime(t, Options{Instances: 1})
+	// Compile and instantiate the cancellable variant first, so that the
+	// deadline below falls while the guest loops.
+	warm, cancelWarm := context.WithCancel(context.Background())
+	if _, err := r.Run(warm, "test.sandbox", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	cancelWarm()
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		_, err := r.Run(ctx, "test.hang", nil, nil)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "op test.hang") {
+			t.Fatalf("error %v, want a deadline error naming the op", err)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("the guest loop did not stop within a minute of its deadline")
+	}
+	checkUsable(t, r)
+}
+
+func TestGuestExitIsError(t *testing.T) {
+	r := testRuntime(t, Options{Instances: 1})
+	_, err := r.Run(context.Background(), "test.exit", nil, nil)
+	if err == nil || !strings.Contains(err.Error(), "op test.exit") || !strings.Contains(err.Error(), "exit_code(3)") {
+		t.Fatalf("error %v, want an exit error naming the op", err)
+	}
+	checkUsable(t, r)
+}
+
+func TestMemoryLimit(t *testing.T) {
+	r := testRuntime(t, Options{Instances: 1, MemoryLimitPages: 4096}) // 256 MiB
+	_, err := r.Run(context.Background(), "test.oom", nil, nil)
+	if err == nil || !strings.Contains(err.Error(), "op test.oom") || !strings.Contains(err.Error(), "out of memory") {
+		t.Fatalf("error %v, want an out-of-memory error naming the op", err)
+	}
+	checkUsable(t, r)
+}
+
+// TestSandbox: the guest sees no arguments, environment or files, a clock
+// stopped at the epoch, and the same random stream in every instance.
+func TestSandbox(t *testing.T) {
+	t.Setenv("BITEXACT_SANDBOX_PROBE", "leak")
+	var reports []string
+	var rands [][]byte
+	for i := 0; i < 2; i++ {
+		r := testRuntime(t, Options{Instances: 1})
+		out, err := r.Run(context.Background(), "test.sandbox", nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		reports = append(reports, string(out["report"].Data))
+		rands = append(rands, out["rand"].Data)
+	}
+	rep := reports[0]
+	for _, want := range []string{"args=\n", "env=\n", "now=1970-01-01T00:00:00Z\n"} {
+		if !strings.Contains(rep, want) {
+			t.Errorf("sandbox report lacks %q:\n%s", want, rep)
+		}
+	}
+	if strings.Contains(rep, "open=ok") {
+		t.Errorf("the guest opened a host file:\n%s", rep)
+	}
+	if reports[0] != reports[1] || !bytes.Equal(rands[0], rands[1]) {
+		t.Errorf("two instances saw different worlds:\n%s %x\n%s %x", reports[0], rands[0], reports[1], rands[1])
+	}
+}
+
+func TestInterpreterMatchesCompiler(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipped under -short: compiles the module for the interpreter")
+	}
+	ri, err := New(context.Background(), Options{Instances: 1, Interpreter: true, NoCache: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ri.Close(context.Background())
+	rc := sharedRuntime(t)
+	for _, c := range unary.All() {
+		a, b := make([]byte, 1<<14), make([]byte, 1<<14)
+		if err := ri.Unary(context.Background(), c.Name, 0x3e000000, a); err != nil {
+			t.Fatal(err)
+		}
+		if err := rc.Unary(context.Background(), c.Name, 0x3e000000, b); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(a, b) {
+			t.Fatalf("%s: interpreter and compiler differ", c.Name)
+		}
+	}
+}
+
+func TestClose(t *testing.T) {
+	r, err := New(context.Background(), Options{Instances: 1, NoCache: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Close(context.Background()); err != nil {
+		t.Fatalf("second Close: %v", err)
+	}
+	if _, err := r.Run(context.Background(), "x", nil, nil); !errors.Is(err, errClosed) {
+		t.Fatalf("Run after Close: %v", err)
+	}
+}
+
+func TestOptionsErrors(t *testing.T) {
+	_, err := New(context.Background(), Options{MemoryLimitPages: 65537})
+	if err == nil || !strings.Contains(err.Error(), "MemoryLimitPages 65537") {
+		t.Fatalf("error %v", err)
+	}
+	_, err = newRuntime(context.Background(), Options{NoCache: true}, []byte("\x00asm\x01\x00\x00\x00"))
+	if err == nil || !strings.Contains(err.Error(), "does not export bitexact_") {
+		t.Fatalf("empty module: error %v", err)
+	}
+}
