@@ -30,7 +30,7 @@ CUDA_DIR := native/cuda
 # Keep in step with NVCCFlags in native/cuda/kernels.go.
 CUDA_NVCC_FLAGS := -ptx -std=c++17 -fmad=false -ftz=false -prec-div=true -prec-sqrt=true
 # module:arch, as in Modules in native/cuda/kernels.go.
-CUDA_MODULES := e2m1:compute_89 fp8:compute_89 e2m1_hw:compute_100a util:compute_89
+CUDA_MODULES := e2m1:compute_89 fp8:compute_89 nvfp4:compute_89 mxfp4:compute_89 awq:compute_89 sparse24:compute_89 gemv_mxfp4:compute_89 e2m1_hw:compute_100a util:compute_89
 CUDA_CGO_CFLAGS := -I$(CURDIR)/$(CUDA_DIR)/compat -I$(CUDA_HOME)/include
 CUDA_CGO_LDFLAGS := -L$(CUDA_HOME)/lib64/stubs -L$(CUDA_HOME)/lib64
 
@@ -45,3 +45,12 @@ test-cuda:
 bench-cuda:
 	CGO_CFLAGS="$(CUDA_CGO_CFLAGS)" CGO_LDFLAGS="$(CUDA_CGO_LDFLAGS)" \
 	  $(GO) test -tags cuda -run '^$$' -bench . -benchtime 20x ./$(CUDA_DIR)/
+
+# wasm
+# Rebuild the embedded reference module wasm/refimpl.wasm from refimpl/
+# (after any change there; `go test ./wasm` fails while it is stale).
+# Byte-identical for a given Go toolchain version: see docs/rationale/wasm.md.
+.PHONY: wasm
+wasm:
+	$(GO) generate ./wasm
+# end wasm

@@ -91,7 +91,7 @@ func init() {
 				Op:          op,
 				Params:      params,
 				Inputs:      set + "." + c.Format,
-				Description: fmt.Sprintf("%s under profile %s (%s)", set, c.Profile, c.Source),
+				Description: fmt.Sprintf("%s %s inputs under profile %s (source: unary.Lookup(%q).Source)", c.Format, set, c.Profile, c.Name),
 			})
 		}
 	}

@@ -1,5 +1,7 @@
 package golden
 
+//go:generate go run ../cmd/bitexact golden gen --out data
+
 import (
 	"embed"
 	"io/fs"

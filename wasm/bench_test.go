@@ -13,20 +13,40 @@ import (
 )
 
 // BenchmarkUnary compares the native conversion loop with the same loop in
-// the guest over 1 Mi consecutive inputs per iteration (from 1.0f, a range
-// crossing many exponents). The elem/s metric is conversions per second.
+// the guest over 4 Mi consecutive inputs per iteration (from 1.0f, a range
+// crossing many exponents). "wasm-1" runs on one instance, the per-core
+// comparison; "wasm-1-cancellable" the same with a context that can be
+// cancelled (the variant with termination checks); "wasm" on Options{} (runtime.NumCPU() instances), across
+// which Unary splits the range. The elem/s metric is conversions per
+// second.
 func BenchmarkUnary(b *testing.B) {
-	const n = 1 << 20
+	const n = 4 << 20
 	const start = 0x3f800000
-	r := sharedRuntime(b)
-	for _, mode := range []string{"native", "wasm"} {
+	one, err := New(context.Background(), Options{Instances: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer one.Close(context.Background())
+	all, err := New(context.Background(), Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer all.Close(context.Background())
+	cancellable, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	for _, mode := range []string{"native", "wasm-1", "wasm-1-cancellable", "wasm"} {
+		r := map[string]*Runtime{"wasm-1": one, "wasm-1-cancellable": one, "wasm": all}[mode]
+		ctx := context.Background()
+		if mode == "wasm-1-cancellable" {
+			ctx = cancellable
+		}
 		for _, c := range unary.All() {
 			b.Run(mode+"/"+c.Name, func(b *testing.B) {
 				out := make([]byte, n*c.Width())
 				for b.Loop() {
-					if mode == "native" {
+					if r == nil {
 						c.EncodeRange(start, out)
-					} else if err := r.Unary(context.Background(), c.Name, start, out); err != nil {
+					} else if err := r.Unary(ctx, c.Name, start, out); err != nil {
 						b.Fatal(err)
 					}
 				}
@@ -37,29 +57,59 @@ func BenchmarkUnary(b *testing.B) {
 }
 
 // benchOps are realistic inputs for the ops whose throughput matters most
-// to golden generation. An op not registered yet is skipped.
+// to golden generation, built with the native reference. An op that is not
+// registered or rejects its inputs is skipped with a log line.
 var benchOps = []struct {
-	op string
-	p  ops.Params
-	in func() ops.Tensors
+	name string
+	op   string
+	p    ops.Params
+	in   func() (ops.Tensors, error)
 }{
-	{"fp8.encode", ops.Params{"format": "e4m3", "profile": "satfinite"}, func() ops.Tensors {
-		return ops.Tensors{"x": randF32(1 << 20)}
+	{"fp8.encode/1Mi", "fp8.encode", ops.Params{"format": "e4m3", "profile": "satfinite"}, func() (ops.Tensors, error) {
+		return ops.Tensors{"x": randF32(1 << 20)}, nil
 	}},
-	{"nvfp4.quantize", ops.Params{}, func() ops.Tensors {
-		t := randF32(4096 * 1024)
-		t.Shape = []int{4096, 1024}
-		return ops.Tensors{"x": t}
+	{"nvfp4.quantize/1024x4096", "nvfp4.quantize", ops.Params{}, func() (ops.Tensors, error) {
+		return ops.Tensors{"x": randF32(1024, 4096)}, nil
+	}},
+	{"gemv.mxfp4_q8_1/1024x4096", "gemv.mxfp4_q8_1", ops.Params{}, func() (ops.Tensors, error) {
+		return mxfp4GEMVInputs(1024, 4096)
+	}},
+	{"gemv.mxfp4_q8_1/4096x11776", "gemv.mxfp4_q8_1", ops.Params{}, func() (ops.Tensors, error) {
+		return mxfp4GEMVInputs(4096, 11776)
+	}},
+	{"gemv.exact/256x4096", "gemv.exact", ops.Params{}, func() (ops.Tensors, error) {
+		return ops.Tensors{"w": randF32(256, 4096), "x": randF32(4096)}, nil
 	}},
 }
 
-func randF32(n int) tensor.Tensor {
+// mxfp4GEMVInputs quantizes random N x K weights to llama.cpp block_mxfp4
+// ([N, K/32, 17]) and a random activation to block_q8_1 ([K/32, 36]).
+func mxfp4GEMVInputs(n, k int) (ops.Tensors, error) {
+	w, err := ops.Run("ggml.mxfp4.quantize", nil, ops.Tensors{"x": randF32(n * k)})
+	if err != nil {
+		return nil, err
+	}
+	a, err := ops.Run("ggml.q8_1.quantize", nil, ops.Tensors{"x": randF32(k)})
+	if err != nil {
+		return nil, err
+	}
+	wb, ab := w["blocks"], a["blocks"]
+	wb.Shape = []int{n, k / 32, len(wb.Data) / (n * k / 32)}
+	ab.Shape = []int{k / 32, len(ab.Data) / (k / 32)}
+	return ops.Tensors{"w": wb, "act": ab}, nil
+}
+
+func randF32(shape ...int) tensor.Tensor {
+	n := 1
+	for _, d := range shape {
+		n *= d
+	}
 	rng := rand.New(rand.NewPCG(5, 6))
 	v := make([]float32, n)
 	for i := range v {
 		v[i] = float32(rng.NormFloat64())
 	}
-	return tensor.FromF32([]int{n}, v)
+	return tensor.FromF32(shape, v)
 }
 
 // BenchmarkRun compares native ops.Run with Runtime.Run (request encoding,
@@ -72,13 +122,16 @@ func BenchmarkRun(b *testing.B) {
 		if _, err := ops.Lookup(bo.op); err != nil || (only != "" && !strings.Contains(","+only+",", ","+bo.op+",")) {
 			continue
 		}
-		in := bo.in()
-		if _, err := ops.Run(bo.op, bo.p, in); err != nil {
-			b.Logf("%s: %v (skipped)", bo.op, err)
+		in, err := bo.in()
+		if err == nil {
+			_, err = ops.Run(bo.op, bo.p, in)
+		}
+		if err != nil {
+			b.Logf("%s: %v (skipped)", bo.name, err)
 			continue
 		}
 		for _, mode := range []string{"native", "wasm"} {
-			b.Run(mode+"/"+bo.op, func(b *testing.B) {
+			b.Run(mode+"/"+bo.name, func(b *testing.B) {
 				for b.Loop() {
 					var err error
 					if mode == "native" {

@@ -77,6 +77,9 @@ const (
 	// fills: large enough to make the call overhead vanish, small enough
 	// to keep the instance's memory flat.
 	unaryChunk = 1 << 20
+	// unaryMinPart is the least output a parallel part of Unary gets, so
+	// that the split pays for itself.
+	unaryMinPart = 256 << 10
 	// nameArea is the head of the unary scratch buffer holding the
 	// conversion name.
 	nameArea = 256
@@ -86,7 +89,8 @@ const (
 type Options struct {
 	// Instances bounds the number of guest instances, and so the number of
 	// calls running at once; further calls wait. 0 means runtime.NumCPU().
-	// Instances are created on demand and reused.
+	// Instances are created on demand and reused; Unary spreads a long
+	// range over several.
 	Instances int
 	// CacheDir holds wazero's compiled machine code between processes, so
 	// that only the first New on a machine pays for compiling the module.
@@ -320,7 +324,7 @@ func (r *Runtime) put(ctx context.Context, in *instance, healthy bool) {
 	in.stderr.reset()
 	r.closeMu.Lock()
 	defer r.closeMu.Unlock()
-	if !healthy || r.closed.Load() || in.mod.IsClosed() || in.mem.Size() > retainPages*65536 {
+	if !healthy || r.closed.Load() || in.mod.IsClosed() || in.pages() > retainPages {
 		in.mod.Close(context.WithoutCancel(ctx))
 		r.tokens <- struct{}{}
 		return
@@ -420,8 +424,11 @@ func (r *Runtime) Run(ctx context.Context, op string, p ops.Params, in ops.Tenso
 }
 
 // Unary executes unary.Lookup(conv).EncodeRange(start, out) in the guest,
-// in chunks of a megabyte per guest call. Like the native call it leaves a
-// trailing byte that does not make a whole code untouched.
+// a megabyte of output per guest call. A range of more than 256 KiB of
+// output is split over up to Options.Instances instances running in
+// parallel. Like
+// the native call it leaves untouched a trailing byte that does not make a
+// whole code.
 func (r *Runtime) Unary(ctx context.Context, conv string, start uint32, out []byte) error {
 	c, err := unary.Lookup(conv)
 	if err != nil {
@@ -429,6 +436,33 @@ func (r *Runtime) Unary(ctx context.Context, conv string, start uint32, out []by
 	}
 	w := c.Width()
 	out = out[:len(out)/w*w]
+	parts := min(r.opt.Instances, (len(out)+unaryMinPart-1)/unaryMinPart)
+	if parts <= 1 {
+		return r.unary(ctx, conv, w, start, out)
+	}
+	errs := make([]error, parts)
+	var wg sync.WaitGroup
+	codes := len(out) / w
+	for i, lo := 0, 0; i < parts; i++ {
+		hi := codes * (i + 1) / parts
+		wg.Add(1)
+		go func(i int, s uint32, o []byte) {
+			defer wg.Done()
+			errs[i] = r.unary(ctx, conv, w, s, o)
+		}(i, start+uint32(lo), out[lo*w:hi*w])
+		lo = hi
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err // the parts fail alike; one message is enough
+		}
+	}
+	return nil
+}
+
+// unary encodes out on one instance.
+func (r *Runtime) unary(ctx context.Context, conv string, w int, start uint32, out []byte) error {
 	return r.call(ctx, "conversion "+conv, func(g *instance) error {
 		if g.scratch == 0 {
 			a, err := g.allocate(ctx, nameArea+unaryChunk)
@@ -499,6 +533,13 @@ func (g *instance) allocate(ctx context.Context, n uint32) (uint32, error) {
 		return 0, fmt.Errorf("the guest cannot allocate %d bytes (memory limit %d MiB)", n, g.memLimitMiB())
 	}
 	return uint32(res[0]), nil
+}
+
+// pages is the guest's memory size in pages (Memory.Size, in bytes as a
+// uint32, wraps at 4 GiB).
+func (g *instance) pages() uint32 {
+	p, _ := g.mem.Grow(0)
+	return p
 }
 
 func (g *instance) memLimitMiB() uint64 {

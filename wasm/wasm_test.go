@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bitexact/bitexact/refimpl/half"
 	"github.com/bitexact/bitexact/refimpl/ops"
 	"github.com/bitexact/bitexact/refimpl/tensor"
 	"github.com/bitexact/bitexact/refimpl/unary"
@@ -189,32 +190,47 @@ func allInputs(op ops.Op, t tensor.Tensor) ops.Tensors {
 
 // TestRunMatchesNative runs every registered op on generically built
 // inputs, natively and in the guest, and requires byte-identical outputs
-// (or identical error messages where the generic inputs do not fit the
-// op). The full per-golden-case cross-check lives in cmd/conformance.
+// (or identical error messages where the inputs do not fit the op). Inputs
+// are generic tensors and, over a few rounds, the outputs of other ops
+// under the same tensor names (encode feeds decode, quantize feeds
+// dequantize and GEMV). The full per-golden-case cross-check lives in
+// cmd/conformance.
 func TestRunMatchesNative(t *testing.T) {
 	r := sharedRuntime(t)
 	ctx := context.Background()
+	ok := map[string]int{}
+	var produced []ops.Tensors // outputs of successful native runs
+	kept := map[string]int{}
+	for round := 0; round < 3; round++ {
+		var next []ops.Tensors
+		for _, name := range ops.Names() {
+			op, _ := ops.Lookup(name)
+			for _, c := range genericCases(op, produced) {
+				nout, nerr := ops.Run(name, c.p, c.in)
+				wout, werr := r.Run(ctx, name, c.p, c.in)
+				if (nerr == nil) != (werr == nil) || (nerr != nil && nerr.Error() != werr.Error()) {
+					t.Errorf("%s %s: native error %v, wasm error %v", name, c.desc, nerr, werr)
+					continue
+				}
+				if nerr != nil {
+					continue
+				}
+				if err := sameTensors(nout, wout); err != nil {
+					t.Errorf("%s %s: %v", name, c.desc, err)
+				}
+				ok[name]++
+				if kept[name] < 3 { // a few per op, so that every producer feeds the next round
+					kept[name]++
+					next = append(next, nout)
+				}
+			}
+		}
+		produced = append(produced, next...)
+	}
 	var ran, errored []string
 	for _, name := range ops.Names() {
-		op, _ := ops.Lookup(name)
-		ok := 0
-		for _, c := range genericCases(op, 32) {
-			nout, nerr := ops.Run(name, c.p, c.in)
-			wout, werr := r.Run(ctx, name, c.p, c.in)
-			if (nerr == nil) != (werr == nil) || (nerr != nil && nerr.Error() != werr.Error()) {
-				t.Errorf("%s %s: native error %v, wasm error %v", name, c.desc, nerr, werr)
-				continue
-			}
-			if nerr != nil {
-				continue
-			}
-			if err := sameTensors(nout, wout); err != nil {
-				t.Errorf("%s %s: %v", name, c.desc, err)
-			}
-			ok++
-		}
-		if ok > 0 {
-			ran = append(ran, fmt.Sprintf("%s(%d)", name, ok))
+		if ok[name] > 0 {
+			ran = append(ran, fmt.Sprintf("%s(%d)", name, ok[name]))
 		} else {
 			errored = append(errored, name)
 		}
@@ -288,37 +304,79 @@ func paramChoices(op ops.Op) []ops.Params {
 	return combos
 }
 
-// inputKinds are the shapes of generic input tried for every input of an
-// op: one family at a time, so that multi-input ops get consistent shapes.
-func inputKinds(n int) []struct {
-	desc string
-	t    func(rng *rand.Rand) tensor.Tensor
-} {
+// inputKinds are the generic inputs tried for every input of an op: one
+// kind at a time, so that multi-input ops get consistent shapes.
+func inputKinds() []inputKind {
 	f32 := func(shape ...int) func(*rand.Rand) tensor.Tensor {
 		return func(rng *rand.Rand) tensor.Tensor { return tensor.FromF32(shape, sampleF32(rng, prod(shape))) }
 	}
-	u8 := func(logical string, shape ...int) func(*rand.Rand) tensor.Tensor {
+	bits := func(d tensor.DType, logical string, shape ...int) func(*rand.Rand) tensor.Tensor {
 		return func(rng *rand.Rand) tensor.Tensor {
-			b := make([]byte, prod(shape))
+			b := make([]byte, prod(shape)*d.Size())
 			for i := range b {
 				b[i] = byte(rng.Uint32())
 			}
-			t := tensor.FromU8(shape, b)
-			t.Logical = logical
-			return t
+			return tensor.Tensor{DType: d, Shape: shape, Logical: logical, Data: b}
 		}
 	}
-	return []struct {
+	// matvec gives the vector operand of a GEMV (x, act) K elements and
+	// every other input an N x K matrix.
+	matvec := func(d tensor.DType, n, k int) func(*rand.Rand, string) tensor.Tensor {
+		return func(rng *rand.Rand, name string) tensor.Tensor {
+			shape := []int{n, k}
+			if name == "x" || name == "act" {
+				shape = []int{k}
+			}
+			// Finite values of moderate size: GEMV references reject
+			// NaN and infinity inputs.
+			v := make([]uint32, prod(shape))
+			for i := range v {
+				x := float32(rng.NormFloat64())
+				if d == tensor.F16 {
+					v[i] = uint32(half.EncodeFP16(x))
+				} else {
+					v[i] = math.Float32bits(x)
+				}
+			}
+			if d == tensor.F16 {
+				u := make([]uint16, len(v))
+				for i, x := range v {
+					u[i] = uint16(x)
+				}
+				return tensor.FromBits16(d, shape, u)
+			}
+			return tensor.FromBits32(d, shape, v)
+		}
+	}
+	anyName := func(f func(*rand.Rand) tensor.Tensor) func(*rand.Rand, string) tensor.Tensor {
+		return func(rng *rand.Rand, _ string) tensor.Tensor { return f(rng) }
+	}
+	kinds := []inputKind{
+		{"F32 matvec[8,128]", matvec(tensor.F32, 8, 128)},
+		{"F16 matvec[8,128]", matvec(tensor.F16, 8, 128)},
+	}
+	for _, k := range []struct {
 		desc string
 		t    func(*rand.Rand) tensor.Tensor
 	}{
-		{"F32[n]", f32(n)},
-		{"F32[4,n]", f32(4, n)},
-		{"F32[n,n]", f32(n, n)},
-		{"U8[n]", u8("", n)},
-		{"U8[4,n]", u8("", 4, n)},
-		{"U8[4,n/2]", u8("", 4, n/2)},
+		{"F32[32]", f32(32)},
+		{"F32[4,32]", f32(4, 32)},
+		{"F32[128,128]", f32(128, 128)},
+		{"U8[32]", bits(tensor.U8, "", 32)},
+		{"U8[4,32]", bits(tensor.U8, "", 4, 32)},
+		{"U8[4,16]", bits(tensor.U8, "", 4, 16)},
+		{"BF16[4,32]", bits(tensor.BF16, "", 4, 32)},
+		{"F16[4,32]", bits(tensor.F16, "", 4, 32)},
+		{"I32[4,32]", bits(tensor.I32, "", 4, 32)},
+	} {
+		kinds = append(kinds, inputKind{k.desc, anyName(k.t)})
 	}
+	return kinds
+}
+
+type inputKind struct {
+	desc string
+	t    func(rng *rand.Rand, input string) tensor.Tensor
 }
 
 func prod(s []int) int {
@@ -348,17 +406,51 @@ func sampleF32(rng *rand.Rand, n int) []float32 {
 	return v
 }
 
-func genericCases(op ops.Op, n int) []genericCase {
+// genericCases are the parameter combinations times, for the inputs,
+// each generic kind and each earlier result carrying some of the op's
+// input names (the rest filled with each generic kind).
+func genericCases(op ops.Op, produced []ops.Tensors) []genericCase {
 	var cs []genericCase
+	kinds := inputKinds()
 	for _, p := range paramChoices(op) {
-		for _, k := range inputKinds(n) {
+		for _, k := range kinds {
 			rng := rand.New(rand.NewPCG(1, 2))
 			in := ops.Tensors{}
 			for _, name := range op.Inputs {
-				in[name] = k.t(rng)
+				in[name] = k.t(rng, name)
 			}
 			cs = append(cs, genericCase{desc: fmt.Sprintf("%v %s", p, k.desc), p: p, in: in})
 		}
+		for i, prev := range produced {
+			hit := false
+			for _, name := range op.Inputs {
+				_, ok := prev[name]
+				hit = hit || ok
+			}
+			if !hit {
+				continue
+			}
+			for _, k := range kinds {
+				rng := rand.New(rand.NewPCG(1, 2))
+				in := ops.Tensors{}
+				all := true
+				for _, name := range op.Inputs {
+					if t, ok := prev[name]; ok {
+						in[name] = t
+					} else {
+						in[name] = k.t(rng, name)
+						all = false
+					}
+				}
+				cs = append(cs, genericCase{desc: fmt.Sprintf("%v earlier result %d + %s", p, i, k.desc), p: p, in: in})
+				if all {
+					break
+				}
+			}
+		}
+	}
+	if len(cs) > 400 {
+		cs = cs[:400]
 	}
 	return cs
 }
@@ -603,5 +695,38 @@ func TestOptionsErrors(t *testing.T) {
 	_, err = newRuntime(context.Background(), Options{NoCache: true}, []byte("\x00asm\x01\x00\x00\x00"))
 	if err == nil || !strings.Contains(err.Error(), "does not export bitexact_") {
 		t.Fatalf("empty module: error %v", err)
+	}
+}
+
+// TestVariantsShareBudget: with one instance allowed, calls alternating
+// between a plain and a cancellable context evict each other's idle
+// instance instead of waiting forever, and both variants give the same
+// bytes.
+func TestVariantsShareBudget(t *testing.T) {
+	r, err := New(context.Background(), Options{Instances: 1, CacheDir: testCacheDir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close(context.Background())
+	c := unary.All()[0]
+	want := make([]byte, 4096)
+	c.EncodeRange(0x3f000000, want)
+	cancellable, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	for i, ctx := range []context.Context{context.Background(), cancellable, context.Background(), cancellable} {
+		got := make([]byte, len(want))
+		done := make(chan error, 1)
+		go func() { done <- r.Unary(ctx, c.Name, 0x3f000000, got) }()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+		case <-time.After(time.Minute):
+			t.Fatalf("call %d did not get an instance within a minute", i)
+		}
+		if !bytes.Equal(got, want) {
+			t.Fatalf("call %d (cancellable %v): result differs from native", i, ctx.Done() != nil)
+		}
 	}
 }

@@ -49,6 +49,7 @@ func commands() []command {
 		{"exhaustive", "recompute and check the 2^32-input digests of unary conversions", runExhaustive},
 		{"encode", "show codes of values under every profile, or block-quantize them", runEncode},
 		{"semantics", "write the disagreement matrix of every format's profiles", runSemantics},
+		{"serve", "serve the browser demo (the reference wasm module in a web page)", runServe},
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/bitexact/bitexact/refimpl/unary"
+	"github.com/bitexact/bitexact/wasm"
 )
 
 // native computes codes with the host build of the reference.
@@ -164,5 +165,32 @@ func TestReadErrors(t *testing.T) {
 	}
 	if _, err := Compute(context.Background(), native{}, "e9m9/x", 0, nil); err == nil {
 		t.Error("Compute of an unknown conversion succeeded")
+	}
+}
+
+// The WebAssembly build reproduces a committed digest over all 2^32
+// inputs (one conversion: each takes a while through wasm; `bitexact
+// exhaustive --all` checks the rest).
+func TestExhaustiveWasm(t *testing.T) {
+	if testing.Short() {
+		t.Skip("2^32 inputs through wasm")
+	}
+	ctx := context.Background()
+	r, err := wasm.New(ctx, wasm.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close(ctx)
+	const conv = "e2m1/nvidia"
+	want, err := Committed(conv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := Compute(ctx, r, conv, 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Compare(want, got); err != nil {
+		t.Error(err)
 	}
 }

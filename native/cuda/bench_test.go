@@ -4,6 +4,7 @@ package cuda
 
 import (
 	"context"
+	"math"
 	"testing"
 )
 
@@ -81,4 +82,230 @@ func BenchmarkUnary(b *testing.B) {
 			}
 		})
 	}
+}
+
+// randomF32 returns n float32 values of a deterministic normal-ish
+// distribution (sum of uniforms), as bytes.
+func randomF32(n int, scale float32) []byte {
+	b := make([]byte, 4*n)
+	s := uint64(0x9E3779B97F4A7C15)
+	for i := 0; i < n; i++ {
+		var acc float32
+		for j := 0; j < 4; j++ {
+			s ^= s << 13
+			s ^= s >> 7
+			s ^= s << 17
+			acc += float32(s>>40) / (1 << 24)
+		}
+		v := math.Float32bits((acc - 2) * scale)
+		b[4*i], b[4*i+1], b[4*i+2], b[4*i+3] = byte(v), byte(v>>8), byte(v>>16), byte(v>>24)
+	}
+	return b
+}
+
+// BenchmarkBlocks times the block quantizers on an 8192x8192 matrix
+// (float32 in for NVFP4 and MXFP4, fp16 in for AWQ) and reports the bytes
+// they move per second, and the ratio to a device-to-device copy of the
+// same input size measured in the same run.
+func BenchmarkBlocks(b *testing.B) {
+	const rows, cols = 8192, 8192
+	const n = rows * cols
+	d := device(b)
+	ctx := context.Background()
+	bufs := &buffers{d: d, ctx: ctx}
+	defer bufs.free()
+	x, err := bufs.upload(randomF32(n, 1))
+	if err != nil {
+		b.Fatal(err)
+	}
+	wh, err := bufs.alloc(2 * n)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := d.Memset(ctx, wh, 0x2A); err != nil { // fp16 0x2A2A ~ 0.0456, finite
+		b.Fatal(err)
+	}
+	amax, _ := bufs.zeros(4)
+	packed, _ := bufs.alloc(n / 2)
+	scales, _ := bufs.alloc(n / 16)
+	gout, _ := bufs.alloc(4)
+	qw, _ := bufs.alloc(4 * n / 8)
+	qz, _ := bufs.alloc(4 * n / 8)
+	sc, _ := bufs.alloc(2 * n)
+	bad, _ := bufs.zeros(4)
+	copyBW := copyGBps(b, d, 4*n)
+	copyBW16 := copyGBps(b, d, 2*n)
+	nb16, nb32 := int64(n/16), int64(n/32)
+	cases := []struct {
+		name  string
+		bytes float64
+		copy  float64
+		steps []Step
+	}{
+		{"nvfp4_quantize", 4*n + 4*n + n/2 + n/16, copyBW, []Step{
+			{Kernel: "nvfp4_amax", Grid: Grid1D(n/4, 256, 132*8), Block: Dims{256, 1, 1}, Args: []any{x, uint64(n / 4), amax}},
+			{Kernel: "nvfp4_quantize", Grid: Grid1D(nb16, 256, 65535), Block: Dims{256, 1, 1},
+				Args: []any{x, uint64(rows), uint64(cols), amax, float32(0), uint32(0), packed, scales, uint32(0), gout}},
+		}},
+		{"nvfp4_quantize_given_global", 4*n + n/2 + n/16, copyBW, []Step{
+			{Kernel: "nvfp4_quantize", Grid: Grid1D(nb16, 256, 65535), Block: Dims{256, 1, 1},
+				Args: []any{x, uint64(rows), uint64(cols), amax, float32(448), uint32(1), packed, scales, uint32(0), gout}},
+		}},
+		{"mxfp4_quantize", 4*n + n/2 + n/32, copyBW, []Step{
+			{Kernel: "mxfp4_quantize", Grid: Grid1D(nb32, 256, 65535), Block: Dims{256, 1, 1},
+				Args: []any{x, uint64(nb32), uint32(0), packed, scales}},
+		}},
+		// AWQ reads each group twice (max-abs, then quantize), the second
+		// time from L2; the weights are counted once: fp16 in, 4-bit
+		// qweight, fp16 scales and int32 qzeros (group 128) out.
+		{"awq_forge_pack", 2*n + n/2 + n/64 + n/256, copyBW16, []Step{
+			{Kernel: "awq_forge_pack", Grid: awqGrid(cols, rows/128), Block: Dims{AWQThreads, 1, 1},
+				Args: []any{wh, uint64(rows), uint64(cols), uint64(128), qw, qz, sc, bad}},
+		}},
+	}
+	for _, c := range cases {
+		b.Run(c.name, func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				ms, err := d.TimeSteps(ctx, 20, c.steps...)
+				if err != nil {
+					b.Fatal(err)
+				}
+				gbps := c.bytes / (ms * 1e6)
+				b.ReportMetric(ms, "ms/op")
+				b.ReportMetric(gbps, "GB/s")
+				b.ReportMetric(gbps/c.copy, "x_copy")
+			}
+		})
+	}
+}
+
+// BenchmarkSparse24 times 2:4 compress of an 8192x8192 matrix of E2M1
+// codes (one per byte in, comp and meta out) in both layouts.
+func BenchmarkSparse24(b *testing.B) {
+	const n, k = 8192, 8192
+	d := device(b)
+	ctx := context.Background()
+	bufs := &buffers{d: d, ctx: ctx}
+	defer bufs.free()
+	codes, _ := bufs.alloc(n * k)
+	if err := d.Memset(ctx, codes, 0x03); err != nil {
+		b.Fatal(err)
+	}
+	comp, _ := bufs.alloc(n * k / 4)
+	meta, _ := bufs.alloc(n * k / 8)
+	bad, _ := bufs.zeros(4)
+	copyBW := copyGBps(b, d, n*k)
+	for _, tr := range []bool{false, true} {
+		name := "rowmajor"
+		if tr {
+			name = "transposed"
+		}
+		b.Run(name, func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				ms, err := d.TimeSteps(ctx, 20, Step{Kernel: sp24CompressKernel(tr), Grid: sp24CompressGrid(tr, 1, n, k),
+					Block: sp24CompressBlock(tr), Args: []any{codes, uint64(1), uint64(n), uint64(k), uint32(0), comp, meta, bad}})
+				if err != nil {
+					b.Fatal(err)
+				}
+				gbps := float64(n*k+n*k/4+n*k/8) / (ms * 1e6)
+				b.ReportMetric(ms, "ms/op")
+				b.ReportMetric(gbps, "GB/s")
+				b.ReportMetric(gbps/copyBW, "x_copy")
+			}
+		})
+	}
+}
+
+// BenchmarkGEMV times the sparse FP4 GEMV (K=2048, N=512 per expert, 10
+// active of 512 experts; and one 4096x11776 matrix) and the MXFP4 x Q8_1
+// GEMV (K=4096, N=11776), counting the bytes the kernels read (weights,
+// metadata, scales, activations; partials written and read back for the
+// sparse split-K).
+func BenchmarkGEMV(b *testing.B) {
+	d := device(b)
+	ctx := context.Background()
+	if err := d.setLUT(ctx, 0); err != nil {
+		b.Fatal(err)
+	}
+	copyBW := copyGBps(b, d, 1<<28)
+	type sparseCase struct {
+		name       string
+		e, a, k, n int
+	}
+	for _, c := range []sparseCase{{"sparse_fp4_moe_10of512_k2048_n512", 512, 10, 2048, 512}, {"sparse_fp4_k4096_n11776", 1, 1, 4096, 11776}} {
+		b.Run(c.name, func(b *testing.B) {
+			bufs := &buffers{d: d, ctx: ctx}
+			defer bufs.free()
+			comp, _ := bufs.alloc(int64(c.e * c.k / 4 * c.n))
+			meta, _ := bufs.alloc(int64(c.e * c.k / 8 * c.n))
+			scales, _ := bufs.alloc(int64(c.e * c.k / 16 * c.n))
+			global, _ := bufs.alloc(int64(4 * c.e))
+			act, _ := bufs.alloc(int64(2 * c.a * c.k))
+			for _, m := range []struct {
+				buf Buffer
+				v   byte
+			}{{comp, 0x21}, {meta, 0x44}, {scales, 0x38}, {global, 0x00}, {act, 0x3C}} {
+				if err := d.Memset(ctx, m.buf, m.v); err != nil {
+					b.Fatal(err)
+				}
+			}
+			ex := make([]byte, 4*c.a)
+			for i := 0; i < c.a; i++ {
+				v := uint32(i * c.e / c.a)
+				ex[4*i], ex[4*i+1], ex[4*i+2], ex[4*i+3] = byte(v), byte(v>>8), byte(v>>16), byte(v>>24)
+			}
+			experts, err := bufs.upload(ex)
+			if err != nil {
+				b.Fatal(err)
+			}
+			kt := c.k / V7TileK
+			part, _ := bufs.alloc(int64(2 * c.a * kt * c.n))
+			y, _ := bufs.alloc(int64(2 * c.a * c.n))
+			steps := []Step{
+				{Kernel: "sp24_gemv_v7", Grid: Dims{(c.n + 511) / 512, kt, c.a}, Block: Dims{128, 1, 1},
+					Args: []any{comp, meta, scales, global, act, uint64(c.k), experts, uint64(c.k), uint64(c.n), uint64(16), uint32(1), part}},
+				{Kernel: "sp24_reduce", Grid: Grid1D(int64(c.a*c.n), 256, 65535), Block: Dims{256, 1, 1},
+					Args: []any{part, uint64(c.a), uint64(kt), uint64(c.n), uint64(V7ReduceWidth), y}},
+			}
+			read := float64(c.a * (c.k/4*c.n + c.k/8*c.n + c.k/16*c.n + 2*c.k))
+			partials := float64(2 * 2 * c.a * kt * c.n)
+			for i := 0; i < b.N; i++ {
+				ms, err := d.TimeSteps(ctx, 50, steps...)
+				if err != nil {
+					b.Fatal(err)
+				}
+				gbps := (read + partials) / (ms * 1e6)
+				b.ReportMetric(ms*1000, "us/op")
+				b.ReportMetric(gbps, "GB/s")
+				b.ReportMetric(gbps/copyBW, "x_copy")
+			}
+		})
+	}
+	b.Run("mxfp4_q8_1_k4096_n11776", func(b *testing.B) {
+		const k, n = 4096, 11776
+		nb := k / 32
+		bufs := &buffers{d: d, ctx: ctx}
+		defer bufs.free()
+		w, _ := bufs.alloc(int64(n * nb * 17))
+		act, _ := bufs.alloc(int64(nb * 36))
+		y, _ := bufs.alloc(4 * n)
+		if err := d.Memset(ctx, w, 0x7A); err != nil {
+			b.Fatal(err)
+		}
+		if err := d.Memset(ctx, act, 0x11); err != nil {
+			b.Fatal(err)
+		}
+		read := float64(n*nb*17 + nb*36)
+		for i := 0; i < b.N; i++ {
+			ms, err := d.TimeSteps(ctx, 50, Step{Kernel: "gemv_mxfp4_q8_1", Grid: Dims{n, 1, 1}, Block: Dims{MMVQThreads, 1, 1},
+				Args: []any{w, act, uint64(n), uint64(nb), uint32(1), y}})
+			if err != nil {
+				b.Fatal(err)
+			}
+			gbps := read / (ms * 1e6)
+			b.ReportMetric(ms*1000, "us/op")
+			b.ReportMetric(gbps, "GB/s")
+			b.ReportMetric(gbps/copyBW, "x_copy")
+		}
+	})
 }

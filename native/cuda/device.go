@@ -433,6 +433,57 @@ func (d *Device) Time(ctx context.Context, reps int, name string, grid, block Di
 	return ms, err
 }
 
+// Step is one kernel launch of a timed sequence.
+type Step struct {
+	Kernel      string
+	Grid, Block Dims
+	Shared      int
+	Args        []any
+}
+
+// TimeSteps launches the steps in order, reps times, between two CUDA
+// events and returns the mean milliseconds per repetition of the whole
+// sequence.
+func (d *Device) TimeSteps(ctx context.Context, reps int, steps ...Step) (float64, error) {
+	type packed struct {
+		fn   cu.Function
+		ptrs []unsafe.Pointer
+		vals []uint64
+	}
+	ps := make([]packed, len(steps))
+	for i, s := range steps {
+		ptrs, vals, err := packArgs(s.Args)
+		if err != nil {
+			return 0, &KernelError{s.Kernel, "arguments", err}
+		}
+		ps[i].ptrs, ps[i].vals = ptrs, vals
+	}
+	var ms float64
+	err := d.do(ctx, "timing kernels", func() error {
+		for i, s := range steps {
+			fn, err := d.function(s.Kernel)
+			if err != nil {
+				return &KernelError{s.Kernel, "lookup", err}
+			}
+			ps[i].fn = fn
+		}
+		err := d.timed(reps, &ms, func() error {
+			for i, s := range steps {
+				if err := ps[i].fn.Launch(s.Grid.X, s.Grid.Y, s.Grid.Z, s.Block.X, s.Block.Y, s.Block.Z, s.Shared, cu.Stream{}, ps[i].ptrs); err != nil {
+					return &KernelError{s.Kernel, "launch", err}
+				}
+			}
+			return nil
+		})
+		if err == nil {
+			err = cu.Synchronize()
+		}
+		return err
+	})
+	runtime.KeepAlive(ps)
+	return ms, err
+}
+
 // TimeCopy times a device-to-device copy of n bytes from src to dst,
 // the bandwidth yardstick of the benchmarks.
 func (d *Device) TimeCopy(ctx context.Context, reps int, dst, src Buffer, n int64) (float64, error) {

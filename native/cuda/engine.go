@@ -27,11 +27,17 @@ type Kernel struct {
 	// select this kernel) that the kernel claims to implement.
 	Op     string
 	Params ops.Params
+	// Optional lists the other parameters the kernel handles, with the
+	// values it accepts (nil: any value it can parse).
+	Optional map[string][]string
 	// ThirdParty marks a kernel copied from elsewhere to be certified as
 	// found, rather than written to a profile by bitexact.
 	ThirdParty string
 	// Doc says what the kernel is.
 	Doc string
+	// accepts, when set, further restricts the parameters the kernel
+	// takes (a GEMV runs only the schedules it declares).
+	accepts func(p ops.Params) bool
 	// run executes the op on the device.
 	run func(ctx context.Context, d *Device, k Kernel, p ops.Params, in ops.Tensors) (ops.Tensors, error)
 }
@@ -57,13 +63,62 @@ var Kernels = []Kernel{
 	{Name: "fp8_e5m2_decode", Module: "fp8",
 		Op: "fp8.decode", Params: ops.Params{"format": "e5m2"}, run: runDecode,
 		Doc: "hardware cvt.rn.f16x2.e5m2x2 then cvt.f32.f16"},
+	{Name: "nvfp4_quantize", Module: "nvfp4",
+		Op: "nvfp4.quantize", Params: ops.Params{"recipe": "canonical"},
+		Optional: map[string][]string{"swizzle": {"0", "1"}, "global": nil}, run: runNVFP4,
+		Doc: "NVFP4 canonical recipe (nvfp4_amax, then nvfp4_quantize), correctly rounded _rn operations"},
+	{Name: "mxfp4_quantize", Module: "mxfp4",
+		Op: "mxfp4.quantize", Params: ops.Params{"profile": "nvidia"},
+		Optional: map[string][]string{"mode": {"floor", "ceil", "even", "rceil"}}, run: runMXFP4,
+		Doc: "MXFP4 (OCP MX v1.0) with E8M0 scale modes, E2M1 nvidia elements"},
+	{Name: "awq_forge_pack", Module: "awq",
+		Op: "awq.quantize", Params: ops.Params{"quantizer": "forge"},
+		Optional: map[string][]string{"group": nil}, run: runAWQ,
+		Doc: "FORGE AWQ quantize+pack: warp per (group, 256-column tile), 16-byte loads, RNE, AWQ nibble order in registers"},
+	{Name: "sp24_compress", Module: "sparse24",
+		Op: "sparse24.compress", Params: ops.Params{},
+		Optional: map[string][]string{"tie": {"lower-index", "cutlass", "signed"}, "layout": {"rowmajor", "transposed"}}, run: runSparseCompress,
+		Doc: "2:4 compress of E2M1 codes (batched over experts), row-major or transposed (comp_T/meta_T/scales_T)"},
+	{Name: "sp24_gemv_v7", Module: "sparse24",
+		Op: "gemv.sparse_fp4", Params: ops.Params{},
+		Optional: map[string][]string{"schedule": nil, "scale_decode": {"e4m3fn", "dgx_lut"}}, accepts: acceptsV7, run: runSparseGEMV,
+		Doc: "dgx-vllm v7 sparse FP4 GEMV (blockIdx.z experts, TILE_K 64, THREAD_N 4, uint32 loads, constant E4M3 LUT) + fp16 partial reduction"},
+	{Name: "gemv_mxfp4_q8_1", Module: "gemv_mxfp4",
+		Op: "gemv.mxfp4_q8_1", Params: ops.Params{},
+		Optional: map[string][]string{"schedule": nil}, accepts: acceptsMMVQ, run: runMXFP4GEMV,
+		Doc: "llama.cpp MXFP4 x Q8_1 mmvq GEMV with __dp4a and the int8 E2M1 table"},
+	{Name: "q8_1_quantize", Module: "gemv_mxfp4",
+		Op: "ggml.q8_1.quantize", Params: ops.Params{"s": "cuda"}, run: runQ8_1,
+		Doc: "llama.cpp CUDA quantize_q8_1: warp per 32-block, shuffle max and xor-tree sum, round half away"},
+}
+
+func contains(list []string, v string) bool {
+	for _, x := range list {
+		if x == v {
+			return true
+		}
+	}
+	return false
 }
 
 // opDefaults are the parameter defaults of the refimpl/ops operations
 // (refimpl/ops: e2m1.encode's profile defaults to nvidia), so that a case
 // that leaves a parameter out selects the kernel of the default.
 var opDefaults = map[string]map[string]string{
-	"e2m1.encode": {"profile": "nvidia"},
+	"e2m1.encode":    {"profile": "nvidia"},
+	"nvfp4.quantize": {"recipe": "canonical"},
+	"mxfp4.quantize": {"profile": "nvidia"},
+	"awq.quantize":   {"quantizer": "forge"},
+}
+
+func acceptsV7(p ops.Params) bool {
+	_, _, err := v7Config(p)
+	return err == nil
+}
+
+func acceptsMMVQ(p ops.Params) bool {
+	_, err := mmvqConfig(p)
+	return err == nil
 }
 
 // LookupKernel finds a kernel by entry-point name.
@@ -92,12 +147,19 @@ func (k Kernel) matches(op string, p ops.Params) bool {
 			return false
 		}
 	}
-	for key := range p {
-		if _, ok := k.Params[key]; !ok {
+	for key, v := range p {
+		if _, ok := k.Params[key]; ok {
+			continue
+		}
+		allowed, ok := k.Optional[key]
+		if !ok {
+			return false
+		}
+		if allowed != nil && !contains(allowed, v) {
 			return false
 		}
 	}
-	return true
+	return k.accepts == nil || k.accepts(p)
 }
 
 // Engine runs reference operations on the GPU with the kernels that claim

@@ -7,6 +7,8 @@ import (
 	"embed"
 	"encoding/hex"
 	"fmt"
+	"io/fs"
+	"sort"
 	"strings"
 )
 
@@ -37,6 +39,16 @@ var Modules = []Module{
 		Doc: "E2M1 encode: the nvidia profile in software, and the dgx-vllm SM121 software function (third party)"},
 	{Name: "fp8", Arch: "compute_89", MinCC: 89, MaxCC: 999,
 		Doc: "FP8 E4M3/E5M2 encode through cvt.rn.satfinite.{e4m3x2,e5m2x2}.f32, decode through cvt.rn.f16x2.{e4m3x2,e5m2x2}"},
+	{Name: "nvfp4", Arch: "compute_89", MinCC: 89, MaxCC: 999,
+		Doc: "NVFP4 quantize, refimpl/nvfp4 Canonical recipe: tensor amax, E4M3 block scales, E2M1 elements, optional 128x4 scale layout"},
+	{Name: "mxfp4", Arch: "compute_89", MinCC: 89, MaxCC: 999,
+		Doc: "MXFP4 quantize (OCP MX v1.0), E8M0 scale modes floor/ceil/even/rceil, E2M1 nvidia elements"},
+	{Name: "awq", Arch: "compute_89", MinCC: 89, MaxCC: 999,
+		Doc: "AWQ W4 quantize + pack, FORGE seed kernel: refimpl/awq Forge quantizer, vLLM AWQ layout"},
+	{Name: "sparse24", Arch: "compute_89", MinCC: 89, MaxCC: 999,
+		Doc: "2:4 compress, v7 sparse FP4 GEMV and its partial reduction"},
+	{Name: "gemv_mxfp4", Arch: "compute_89", MinCC: 89, MaxCC: 999,
+		Doc: "llama.cpp MXFP4 x Q8_1 GEMV (mmvq, __dp4a)"},
 	{Name: "e2m1_hw", Arch: "compute_100a", MinCC: 100, MaxCC: 100,
 		Doc: "E2M1 encode through cvt.rn.satfinite.e2m1x2.f32 (sm_100a only: compiled, not runnable on sm_90)"},
 	{Name: "util", Arch: "compute_89", MinCC: 89, MaxCC: 999,
@@ -47,14 +59,19 @@ var Modules = []Module{
 var files embed.FS
 
 // Sources returns the source files a module's PTX depends on, in hashing
-// order: the shared header, then the module's own .cu.
+// order: every shared header (kernels/*.cuh, sorted by name, whether or
+// not the module includes it: simpler to keep in step with genptx.sh than
+// an include scan, at the price of regenerating all PTX when a header
+// changes), then the module's own .cu.
 func (m Module) Sources() []string {
-	return []string{"kernels/common.cuh", "kernels/" + m.Name + ".cu"}
+	hs, _ := fs.Glob(files, "kernels/*.cuh")
+	sort.Strings(hs)
+	return append(hs, "kernels/"+m.Name+".cu")
 }
 
 // SourceHash is the SHA-256 (hex) of the module's sources concatenated in
-// Sources order; `make ptx` computes the same with
-// `cat common.cuh NAME.cu | sha256sum`.
+// Sources order; `make ptx` (genptx.sh) computes the same with
+// `cat kernels/*.cuh NAME.cu | sha256sum` in the C locale's name order.
 func (m Module) SourceHash() (string, error) {
 	h := sha256.New()
 	for _, f := range m.Sources() {

@@ -40,8 +40,6 @@ const (
 	// halfUp takes 2^(e+1) when the float32 mantissa is at least half
 	// (magnitude >= 1.5*2^e): the midpoint is arithmetic, not geometric.
 	halfUp
-	// halfEven is halfUp with the midpoint itself going to the even code.
-	halfEven
 )
 
 // Rounding is one float32 -> E8M0 encoder.
@@ -89,13 +87,14 @@ var (
 		Source: "pytorch torch/headeronly/util/Float8_e8m0fnu.h fp8e8m0fnu_from_fp32_value",
 		rule:   halfUp,
 	}
-	// MLDtypes is ml_dtypes.float8_e8m0fnu: nearest with ties to the even
-	// code on the float32 mantissa; negative inputs, ±0, Inf and overflow
-	// give 0xFF.
+	// MLDtypes is ml_dtypes.float8_e8m0fnu: torch's rounding (its "nearest
+	// even" takes the implied bit as the last kept bit, so ties go up: 1.5
+	// -> 2, 3 -> 4), but every input with the sign bit set (-0 included),
+	// and +0, give 0xFF.
 	MLDtypes = Rounding{
 		Name:        "ml_dtypes",
-		Source:      "ml_dtypes 0.6 float8_e8m0fnu (ran)",
-		rule:        halfEven,
+		Source:      "ml_dtypes 0.6.0 float8_e8m0fnu (ran on the H100 host: 1.5 -> 0x80, 3 -> 0x81, 0x00400001 -> 0x01, 0 -> 0xFF)",
+		rule:        halfUp,
 		negativeNaN: true,
 		zeroNaN:     true,
 	}
@@ -152,8 +151,6 @@ func (r Rounding) Encode(x float32) uint8 {
 		inc = m != 0
 	case halfUp:
 		inc = m >= 0x400000
-	case halfEven:
-		inc = m > 0x400000 || m == 0x400000 && e&1 == 1
 	}
 	if inc {
 		e++

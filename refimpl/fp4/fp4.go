@@ -216,7 +216,7 @@ const (
 var thresholds = func() (th [numTies][7]uint32) {
 	for k := range 7 {
 		mid := math.Float32bits((values[k] + values[k+1]) / 2) // exact: one more bit
-		upEven := (k+1)%2 == 0                                  // code k+1 has mantissa bit 0
+		upEven := (k+1)%2 == 0                                 // code k+1 has mantissa bit 0
 		th[TieToEven][k] = mid + 1
 		if upEven {
 			th[TieToEven][k] = mid
@@ -230,26 +230,31 @@ var thresholds = func() (th [numTies][7]uint32) {
 // Encode returns the E2M1 code (low 4 bits) of x under profile p. It
 // panics if p fails Validate; the package's profiles never do.
 func (p Profile) Encode(x float32) uint8 {
-	b := math.Float32bits(x)
+	// Passing the rule fields (not p, which holds two strings) lets this
+	// wrapper inline and keeps the call in registers.
+	return encode(math.Float32bits(x), p.Tie, p.Zero, p.NaNPos, p.NaNNeg, p.InfPos, p.InfNeg)
+}
+
+func encode(b uint32, tie Tie, zero ZeroSign, nanPos, nanNeg, infPos, infNeg uint8) uint8 {
 	a := b &^ signBit
 	if a >= infBits {
 		neg := b&signBit != 0
 		switch {
 		case a > infBits && neg:
-			return p.NaNNeg
+			return nanNeg
 		case a > infBits:
-			return p.NaNPos
+			return nanPos
 		case neg:
-			return p.InfNeg
+			return infNeg
 		}
-		return p.InfPos
+		return infPos
 	}
 	// Count the thresholds a reaches, without branches: a and t are below
 	// 2^31, so t-1-a wraps (top bit set) exactly when a >= t.
-	t := &thresholds[p.Tie]
+	t := &thresholds[tie]
 	m := uint8((t[0]-1-a)>>31 + (t[1]-1-a)>>31 + (t[2]-1-a)>>31 + (t[3]-1-a)>>31 +
 		(t[4]-1-a)>>31 + (t[5]-1-a)>>31 + (t[6]-1-a)>>31)
-	if m == 0 && p.Zero == ZeroPositive {
+	if m == 0 && zero == ZeroPositive {
 		return 0
 	}
 	return uint8(b>>28)&8 | m

@@ -122,12 +122,14 @@ var (
 		Source:   "PTX ISA cvt.rn.satfinite.{e4m3x2,e5m2x2}.f32, measured on H100 (CUDA 13.0)",
 		Saturate: true,
 	}
-	// NoSat is torch 2.11 eager .to(float8_*) and ml_dtypes 0.6: overflow and
-	// ±Inf become NaN (E4M3) or Inf (E5M2) keeping the sign; NaN keeps its
-	// sign.
+	// NoSat is torch 2.11 eager .to(float8_e4m3fn / float8_e5m2): overflow
+	// and ±Inf become NaN (E4M3) or Inf (E5M2) keeping the sign; a NaN
+	// becomes 0x7f with its sign. ml_dtypes 0.6 agrees on every input except
+	// E5M2 NaNs, where it keeps the top two payload bits (the quiet NaN
+	// 0x7fc00000 gives 0x7e): that case follows torch here.
 	NoSat = Profile{
 		Name:         "nosat",
-		Source:       "torch 2.11 eager c10/util/Float8_e4m3fn.h, Float8_e5m2.h; ml_dtypes 0.6 float8.h (ran)",
+		Source:       "torch 2.11 eager c10 Float8_e4m3fn.h / Float8_e5m2.h (ran on H100 host); ml_dtypes 0.6.0 (ran) except E5M2 NaN payloads",
 		NaNKeepsSign: true,
 	}
 )
@@ -148,17 +150,33 @@ func LookupProfile(name string) (Profile, error) {
 // Encode rounds x to the nearest value of f, ties to even, and applies p
 // to overflow, infinities and NaN. -0 encodes as 0x80.
 func (f Format) Encode(x float32, p Profile) uint8 {
-	b := math.Float32bits(x)
+	return encode(math.Float32bits(x), f.ExpBits, f.ManBits, f.Bias, f.HasInf, p.Saturate, p.NaNKeepsSign)
+}
+
+// encode takes the format and profile as scalars so that a hot loop does
+// not copy their name strings.
+func encode(b uint32, expBits, manBits, bias int, hasInf, saturate, nanKeepsSign bool) uint8 {
 	sign := uint8(b>>24) & 0x80
 	a := b & 0x7fffffff
 	if a > 0x7f800000 {
-		if p.NaNKeepsSign {
-			return sign | f.NaN()
+		if nanKeepsSign {
+			return sign | 0x7f
 		}
-		return f.NaN()
+		return 0x7f
+	}
+	var maxFinite, over uint32
+	if hasInf {
+		maxFinite = (1<<expBits-2)<<manBits | (1<<manBits - 1)
+		over = (1<<expBits - 1) << manBits
+	} else {
+		maxFinite = 1<<(expBits+manBits) - 2
+		over = 0x7f
+	}
+	if saturate {
+		over = maxFinite
 	}
 	if a == 0x7f800000 {
-		return sign | f.overflow(p)
+		return sign | uint8(over)
 	}
 	// Significand with its hidden bit and unbiased exponent of |x|.
 	e := int(a>>23) - 127
@@ -166,13 +184,12 @@ func (f Format) Encode(x float32, p Profile) uint8 {
 	if a < 1<<23 {
 		e, sig = -126, a&0x7fffff
 	}
-	emin := 1 - f.Bias
-	emax := (1<<f.ExpBits - 1) - f.Bias // one past any finite exponent
-	if e > emax {
-		return sign | f.overflow(p)
+	emin := 1 - bias
+	if e > (1<<expBits-1)-bias { // beyond any finite exponent
+		return sign | uint8(over)
 	}
 	te := max(e, emin) // exponent of the result's encoding slot
-	shift := uint(23 - f.ManBits + te - e)
+	shift := uint(23 - manBits + te - e)
 	var q uint32
 	if shift < 32 {
 		q = sig >> shift
@@ -184,17 +201,9 @@ func (f Format) Encode(x float32, p Profile) uint8 {
 	}
 	// q counts units of the result's last place from the bottom of the
 	// exponent slot; a carry out of the mantissa increments the exponent.
-	code := uint32(te-emin)<<f.ManBits + q
-	if code > uint32(f.MaxFinite()) {
-		return sign | f.overflow(p)
+	code := uint32(te-emin)<<manBits + q
+	if code > maxFinite {
+		return sign | uint8(over)
 	}
 	return sign | uint8(code)
-}
-
-// overflow is the magnitude code for values beyond the finite range.
-func (f Format) overflow(p Profile) uint8 {
-	if p.Saturate {
-		return f.MaxFinite()
-	}
-	return f.Inf()
 }

@@ -22,6 +22,7 @@ const (
 	srcTable = "formats.md FP8 table: H100 cvt.rn.satfinite (ran), torch 2.11 eager (ran), ml_dtypes (ran)"
 	srcRNE   = "OCP 8-bit FP spec v1.0: round to nearest, ties to even; value from the code table"
 	srcSub   = "formats.md: subnormal tie 2^-10 -> 0x00, 2^-10+ulp -> 0x01, -0 -> 0x80 everywhere"
+	srcE5NaN = "satfinite: cvt.rn.satfinite.e5m2x2.f32 on H100 (ran, sm_90): any NaN -> 0x7f; nosat: torch 2.11 e5m2 (ran on H100 host: 0x7fc00000 -> 0x7f, 0xffc00000 -> 0xff)"
 )
 
 type encCase struct {
@@ -81,8 +82,8 @@ var e5m2Cases = []encCase{
 	{"max float32", math.MaxFloat32, 0x7b, 0x7c, srcTable},
 	{"+Inf", inf, 0x7b, 0x7c, srcTable},
 	{"-Inf", -inf, 0xfb, 0xfc, srcTable},
-	{"+NaN", posNaN, 0x7f, 0x7f, "PTX ISA cvt: NaN input gives canonical NaN; torch c10 Float8_e5m2.h: 0x7F | sign"},
-	{"-NaN", negNaN, 0x7f, 0xff, "PTX ISA cvt: NaN input gives canonical NaN; torch c10 Float8_e5m2.h: 0x7F | sign"},
+	{"+NaN", posNaN, 0x7f, 0x7f, srcE5NaN},
+	{"-NaN", negNaN, 0x7f, 0xff, srcE5NaN},
 	{"min normal 2^-14", pow2(-14), 0x04, 0x04, srcRNE},
 	{"min subnormal 2^-16", pow2(-16), 0x01, 0x01, srcRNE},
 	{"tie 2^-17 -> 0", pow2(-17), 0x00, 0x00, srcRNE},

@@ -49,10 +49,12 @@ func F16GEMV(w, x []uint16, ic, oc int, s Schedule) ([]float32, error) {
 	cols := make([]float32, block*ic)
 	for o0 := 0; o0 < oc; o0 += block {
 		nb := min(block, oc-o0)
-		for i := 0; i < ic; i++ {
-			row := w[i*oc+o0 : i*oc+o0+nb]
-			for j, h := range row {
-				cols[j*ic+i] = lut[h]
+		for i0 := 0; i0 < ic; i0 += block { // transpose block x block tiles
+			for i := i0; i < min(i0+block, ic); i++ {
+				row := w[i*oc+o0 : i*oc+o0+nb]
+				for j, h := range row {
+					cols[j*ic+i] = lut[h]
+				}
 			}
 		}
 		for j := 0; j < nb; j++ {

@@ -13,7 +13,7 @@ func ExampleLookup() {
 	t, _ := gemv.Lookup("chunk=32,lanes=0,group=1,fma=1,acc=fp32,partial=fp32,reduce=pairwise,out=fp32")
 	fmt.Println(t.ChunkK, t.Reduce, t.Fused)
 	// Output:
-	// chunk=64,lanes=0,group=8,fma=1,acc=fp32,partial=fp16,reduce=seq,out=fp16
+	// chunk=64,lanes=0,group=8,fma=1,acc=fp32,partial=fp16,reduce=strided4,out=fp16
 	// 32 pairwise true
 }
 

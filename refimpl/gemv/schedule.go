@@ -245,15 +245,20 @@ func Parse(spec string) (Schedule, error) {
 // docs/rationale/gemv.md for the sources.
 var (
 	// SparseV7 is dgx-vllm sparse_fp4_v7.cu batched_sparse_v7_kernel
-	// (TILE_K 64, one thread per output column and K tile): per 8 K the 4
-	// kept products are summed (exact: E2M1 times fp16 fits float32), the
-	// sum times the block scale is accumulated with nvcc's default
-	// contraction acc = fma(sum, scale, acc), the tile's acc is stored as
-	// fp16 (__float2half), and the K tiles are summed (C.sum(1)) in float32
-	// in tile order, the result rounded to fp16.
-	SparseV7 = Schedule{ChunkK: 64, GroupK: 8, Fused: true, Accum: FP32, Partial: FP16, Reduce: Sequential, Out: FP16}
+	// (TILE_K 64, one thread per output column and K tile) followed by
+	// PyTorch's C.sum(1): per 8 K the 4 kept products are summed (exact:
+	// E2M1 times fp16 fits float32), sum times the block scale is
+	// accumulated with nvcc's default contraction acc = fma(sum, scale, acc)
+	// (FFMA in the SASS, CUDA 13.0, sm_90), each tile's acc is stored as
+	// fp16 (__float2half), and the fp16 tile partials are summed in float32
+	// with four interleaved accumulators, the result rounded to fp16: the
+	// order torch 2.11 on an H100 was observed to use for 8 to 32 tiles.
+	SparseV7 = Schedule{ChunkK: 64, GroupK: 8, Fused: true, Accum: FP32, Partial: FP16, Reduce: Strided, Width: 4, Out: FP16}
 	// SparseV7NoFMA is SparseV7 compiled with -fmad=false.
-	SparseV7NoFMA = Schedule{ChunkK: 64, GroupK: 8, Fused: false, Accum: FP32, Partial: FP16, Reduce: Sequential, Out: FP16}
+	SparseV7NoFMA = Schedule{ChunkK: 64, GroupK: 8, Fused: false, Accum: FP32, Partial: FP16, Reduce: Strided, Width: 4, Out: FP16}
+	// SparseV7Seq is SparseV7 with the tile partials added in tile order
+	// (a kernel that reduces its split-K partials itself, sequentially).
+	SparseV7Seq = Schedule{ChunkK: 64, GroupK: 8, Fused: true, Accum: FP32, Partial: FP16, Reduce: Sequential, Out: FP16}
 	// MMVQ is llama.cpp ggml-cuda/mmvq.cu mul_mat_vec_q for MXFP4 with one
 	// column (4 warps of 32, qi/vdr = 2 threads per 32-block): thread t
 	// takes half-blocks t, t+128, ... (16 elements, qs bytes 0-7 or 8-15),
@@ -280,6 +285,7 @@ var (
 var named = map[string]Schedule{
 	"sparse-v7":       SparseV7,
 	"sparse-v7-nofma": SparseV7NoFMA,
+	"sparse-v7-seq":   SparseV7Seq,
 	"mmvq":            MMVQ,
 	"mmvq-nofma":      MMVQNoFMA,
 	"seq":             Seq,

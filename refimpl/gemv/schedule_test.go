@@ -29,7 +29,7 @@ func TestScheduleRoundTrip(t *testing.T) {
 
 func TestScheduleSpec(t *testing.T) {
 	// The spec string of the seed's schedule, written out by hand.
-	const want = "chunk=64,lanes=0,group=8,fma=1,acc=fp32,partial=fp16,reduce=seq,out=fp16"
+	const want = "chunk=64,lanes=0,group=8,fma=1,acc=fp32,partial=fp16,reduce=strided4,out=fp16"
 	if got := SparseV7.String(); got != want {
 		t.Errorf("SparseV7 = %q, want %q", got, want)
 	}

@@ -123,6 +123,7 @@ func TestSparseFP4Fusion(t *testing.T) {
 		{"unfused", mustLookup(t, strings.Replace(spec, "%d", "0", 1)), 0},
 		// The seed's schedule stores the tile in fp16: 2^-33 underflows to 0.
 		{"sparse-v7", SparseV7, 0},
+		{"sparse-v7-seq", SparseV7Seq, 0},
 		// Group 4 puts the two products in separate groups of one scale
 		// multiply each: the same two roundings, the same answer.
 		{"fused group 4", mustLookup(t, "chunk=0,lanes=0,group=4,fma=1,acc=fp32,partial=fp32,reduce=seq,out=fp32"), float32(math.Ldexp(1, -33))},
@@ -235,8 +236,9 @@ func randomSparse(r *rand.Rand, e, k, n, a, scaleK int) SparseFP4 {
 }
 
 // v7Literal transcribes batched_sparse_v7_kernel's loops (TILE_K 64, the
-// si/mi index arithmetic, nvcc's FMA contraction) and C.sum(1) summed in
-// tile order, independently of the schedule engine.
+// si/mi index arithmetic, nvcc's FMA contraction) and C.sum(1) as observed
+// (four interleaved float32 accumulators over the fp16 tile partials),
+// independently of the schedule engine.
 func v7Literal(in SparseFP4) []float32 {
 	k, n := in.K, in.N
 	lut := func(c uint8) float32 { return fp4.Decode(c & 0xF) }
@@ -250,7 +252,7 @@ func v7Literal(in SparseFP4) []float32 {
 		M := func(p, col int) uint8 { return in.Meta[(e*(k/8)+p)*n+col] }
 		S := func(s, col int) uint8 { return in.Scales[(e*nScaleGroups+s)*n+col] }
 		for col := 0; col < n; col++ {
-			var total float32
+			var part [4]float32
 			for kStart := 0; kStart < k; kStart += 64 {
 				kEnd := min(kStart+64, k)
 				var acc float32
@@ -267,9 +269,9 @@ func v7Literal(in SparseFP4) []float32 {
 					sum = fma32(lut(c1>>4), A(kl+4+int(m>>6&3)), sum)
 					acc = fma32(sum, scale, acc)
 				}
-				total += round16(acc)
+				part[kStart/64%4] += round16(acc)
 			}
-			y = append(y, round16(total))
+			y = append(y, round16(((part[0]+part[1])+part[2])+part[3]))
 		}
 	}
 	return y

@@ -1,0 +1,44 @@
+package cuda
+
+import "github.com/bitexact/bitexact/refimpl/gemv"
+
+// Launch constants of the GEMV kernels, as written in their .cu files. The
+// declared schedules below are built from them, so a change of a kernel
+// constant shows up as a different schedule handed to the reference.
+const (
+	// V7TileK is TILE_K of sp24_gemv_v7 (kernels/sparse24.cu).
+	V7TileK = 64
+	// V7GroupK is the K span summed before the block scale multiplies it
+	// (8: two 2:4 groups, one meta byte).
+	V7GroupK = 8
+	// V7ReduceWidth is the number of interleaved accumulators of
+	// sp24_reduce in its default (torch .sum-like) configuration.
+	V7ReduceWidth = 4
+	// MMVQThreads is the block size of gemv_mxfp4_q8_1: 4 warps, each
+	// thread one half-block (16 elements) at a time.
+	MMVQThreads = 128
+	// MMVQGroupK is the elements per thread step (half a 32-block).
+	MMVQGroupK = 16
+)
+
+// V7Schedule is the float schedule of sp24_gemv_v7 + sp24_reduce: 64-K
+// tiles each reduced to an fp16 partial, 8-K groups scaled then
+// accumulated (fused or not), the partials added with width interleaved
+// float32 accumulators (width 1: in tile order), fp16 out.
+func V7Schedule(fused bool, width int) gemv.Schedule {
+	s := gemv.Schedule{ChunkK: V7TileK, GroupK: V7GroupK, Fused: fused,
+		Accum: gemv.FP32, Partial: gemv.FP16, Reduce: gemv.Strided, Width: width, Out: gemv.FP16}
+	if width == 1 {
+		s.Reduce, s.Width = gemv.Sequential, 0
+	}
+	return s
+}
+
+// MMVQSchedule is the float schedule of gemv_mxfp4_q8_1: 128 lanes, each a
+// 16-element half-block at a time in K order, d*sumi accumulated (fused or
+// not), warps 1..3 folded into warp 0, then a 32-wide xor butterfly,
+// float32 out.
+func MMVQSchedule(fused bool) gemv.Schedule {
+	return gemv.Schedule{ChunkK: MMVQGroupK, Lanes: MMVQThreads, GroupK: MMVQGroupK, Fused: fused,
+		Accum: gemv.FP32, Partial: gemv.FP32, Reduce: gemv.Butterfly, Width: 32, Out: gemv.FP32}
+}
