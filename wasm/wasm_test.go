@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"sort"
 	"strings"
 	"sync"
@@ -729,4 +731,60 @@ func TestVariantsShareBudget(t *testing.T) {
 			t.Fatalf("call %d (cancellable %v): result differs from native", i, ctx.Done() != nil)
 		}
 	}
+}
+
+var exhaustive = flag.Bool("wasm.exhaustive", false, "compare every unary conversion over all 2^32 inputs, native vs wasm (minutes per conversion)")
+
+// TestUnaryExhaustive compares native and guest codes for all 2^32 inputs
+// of every conversion. It is opt-in (-wasm.exhaustive): the guest runs a
+// conversion at 10-30 M codes/s per core, so a full pass over all
+// conversions takes about half an hour on 2 cores. Subtests are named by
+// conversion, for -run filtering. The sampled
+// TestUnaryMatchesNative runs by default.
+func TestUnaryExhaustive(t *testing.T) {
+	if !*exhaustive {
+		t.Skip("opt-in: go test ./wasm -run UnaryExhaustive -wasm.exhaustive -timeout 0")
+	}
+	r, err := New(context.Background(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close(context.Background())
+	const block = 1 << 24
+	for _, c := range unary.All() {
+		t.Run(c.Name, func(t *testing.T) {
+			w := c.Width()
+			want, got := make([]byte, block*w), make([]byte, block*w)
+			for start := uint64(0); start < 1<<32; start += block {
+				encodeParallel(c, uint32(start), want)
+				if err := r.Unary(context.Background(), c.Name, uint32(start), got); err != nil {
+					t.Fatal(err)
+				}
+				if !bytes.Equal(want, got) {
+					for i := range want {
+						if want[i] != got[i] {
+							t.Fatalf("input %#08x: native code byte %#02x, wasm %#02x", uint32(start)+uint32(i/w), want[i], got[i])
+						}
+					}
+				}
+			}
+		})
+	}
+}
+
+// encodeParallel is c.EncodeRange(start, out) split over the CPUs.
+func encodeParallel(c unary.Conversion, start uint32, out []byte) {
+	w, parts := c.Width(), runtime.NumCPU()
+	codes := len(out) / w
+	var wg sync.WaitGroup
+	for i, lo := 0, 0; i < parts; i++ {
+		hi := codes * (i + 1) / parts
+		wg.Add(1)
+		go func(s uint32, o []byte) {
+			defer wg.Done()
+			c.EncodeRange(s, o)
+		}(start+uint32(lo), out[lo*w:hi*w])
+		lo = hi
+	}
+	wg.Wait()
 }

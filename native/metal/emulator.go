@@ -23,7 +23,7 @@ import (
 // -ffast-math and checks FLT_EVAL_METHOD == 0). On x86-64 float arithmetic
 // is then scalar SSE, IEEE binary32 with every operation correctly rounded;
 // the driver checks at startup that subnormals are not flushed.
-var CXXFlags = []string{"-std=c++17", "-O2", "-ffp-contract=off", "-fno-fast-math", "-Wall", "-Wno-attributes"}
+var CXXFlags = []string{"-std=c++17", "-O2", "-ffp-contract=off", "-fno-fast-math", "-Wall", "-Wno-attributes", "-Wno-deprecated-declarations"}
 
 // EmulatorVerifies is what a pass on the CPU emulation shows, in the words
 // the test output, the certificate and README.md use.
@@ -54,20 +54,24 @@ type Emulator struct {
 	dead error
 }
 
-// ErrNoCompiler is returned by NewEmulator when no C++ compiler is found.
-var ErrNoCompiler = errors.New("metal: g++ not found on PATH (the Metal CPU check compiles the .metal sources with g++)")
+// ErrNoCompiler is returned (wrapped) by NewEmulator when the C++
+// compiler is not found.
+var ErrNoCompiler = errors.New("metal: no C++ compiler (the Metal CPU check compiles the .metal sources with g++)")
 
 // NewEmulator writes the kernel sources and the emulation driver into dir,
 // compiles them with g++ (CXX, when set, names another g++-compatible
 // compiler) into one binary and starts it.
 func NewEmulator(ctx context.Context, dir string) (*Emulator, error) {
+	if runtime.GOOS == "windows" {
+		return nil, fmt.Errorf("%w: the emulator needs POSIX ucontext, which Windows lacks", ErrNoCompiler)
+	}
 	cxx := os.Getenv("CXX")
 	if cxx == "" {
 		cxx = "g++"
 	}
 	path, err := exec.LookPath(cxx)
 	if err != nil {
-		return nil, ErrNoCompiler
+		return nil, fmt.Errorf("%w: %q is not on PATH", ErrNoCompiler, cxx)
 	}
 	if err := fs.WalkDir(files, ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {

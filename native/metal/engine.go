@@ -448,19 +448,22 @@ func runAWQPack(ctx context.Context, b Backend, k Kernel, p ops.Params, in ops.T
 	if err != nil {
 		return nil, kernelErr(k, err)
 	}
-	qw, err := packAWQ(ctx, b, q)
-	if err != nil {
-		return nil, kernelErr(k, err)
-	}
-	out := ops.Tensors{"qweight": qw}
-	if _, ok := in["zeros"]; ok {
-		z, err := nibbleMatrix(in, "zeros")
-		if err != nil {
+	var z tensor.Tensor
+	_, hasZ := in["zeros"]
+	if hasZ {
+		if z, err = nibbleMatrix(in, "zeros"); err != nil {
 			return nil, kernelErr(k, err)
 		}
 		if z.Shape[1] != q.Shape[1] || q.Shape[0]%z.Shape[0] != 0 {
 			return nil, kernelErr(k, fmt.Errorf("tensor \"zeros\": shape %v, want [IC/G, %d] with G dividing IC=%d", z.Shape, q.Shape[1], q.Shape[0]))
 		}
+	}
+	qw, err := packAWQ(ctx, b, q)
+	if err != nil {
+		return nil, kernelErr(k, err)
+	}
+	out := ops.Tensors{"qweight": qw}
+	if hasZ {
 		if out["qzeros"], err = packAWQ(ctx, b, z); err != nil {
 			return nil, kernelErr(k, err)
 		}
@@ -530,6 +533,28 @@ func runSparse24(ctx context.Context, b Backend, k Kernel, p ops.Params, in ops.
 	if tr {
 		trans = 1
 	}
+	// Validate the optional inputs before any dispatch.
+	s, hasS := in["scales"]
+	ns := 0
+	if hasS {
+		if err := s.Expect("scales", tensor.U8); err != nil {
+			return nil, kernelErr(k, err)
+		}
+		se, sn, sns, sb, err := batch(s, "scales")
+		if err != nil {
+			return nil, kernelErr(k, err)
+		}
+		if sb != batched || se != e || sn != n || kk%sns != 0 {
+			return nil, kernelErr(k, fmt.Errorf("tensor \"scales\": shape %v, want %v with S dividing K=%d", s.Shape, shapeOf(batched, e, n, -1), kk))
+		}
+		ns = sns
+	}
+	g, hasG := in["global"]
+	if hasG {
+		if err := g.Expect("global", tensor.F32, e); err != nil {
+			return nil, kernelErr(k, err)
+		}
+	}
 	comp := make([]byte, e*n*kk/4)
 	meta := make([]byte, e*n*kk/8)
 	grid, group := grid1D(int(threads))
@@ -544,17 +569,7 @@ func runSparse24(ctx context.Context, b Backend, k Kernel, p ops.Params, in ops.
 	ct := tensor.FromU8(cs, comp)
 	ct.Logical = "e2m1x2"
 	out := ops.Tensors{"comp": ct, "meta": tensor.FromU8(ms, meta)}
-	if s, ok := in["scales"]; ok {
-		if err := s.Expect("scales", tensor.U8); err != nil {
-			return nil, kernelErr(k, err)
-		}
-		se, sn, ns, sb, err := batch(s, "scales")
-		if err != nil {
-			return nil, kernelErr(k, err)
-		}
-		if sb != batched || se != e || sn != n || kk%ns != 0 {
-			return nil, kernelErr(k, fmt.Errorf("tensor \"scales\": shape %v, want %v with S dividing K=%d", s.Shape, shapeOf(batched, e, n, -1), kk))
-		}
+	if hasS {
 		st := s
 		if tr {
 			data := make([]byte, len(s.Data))
@@ -568,10 +583,7 @@ func runSparse24(ctx context.Context, b Backend, k Kernel, p ops.Params, in ops.
 		}
 		out["scales"] = st
 	}
-	if g, ok := in["global"]; ok {
-		if err := g.Expect("global", tensor.F32, e); err != nil {
-			return nil, kernelErr(k, err)
-		}
+	if hasG {
 		out["global"] = g
 	}
 	return out, nil

@@ -252,7 +252,9 @@ var (
 	// (FFMA in the SASS, CUDA 13.0, sm_90), each tile's acc is stored as
 	// fp16 (__float2half), and the fp16 tile partials are summed in float32
 	// with four interleaved accumulators, the result rounded to fp16: the
-	// order torch 2.11 on an H100 was observed to use for 8 to 32 tiles.
+	// order torch 2.11 on an H100 was observed to use for 8 to 32 tiles
+	// (K <= 2048); with 64 or more tiles PyTorch's order differs and is not
+	// modelled.
 	SparseV7 = Schedule{ChunkK: 64, GroupK: 8, Fused: true, Accum: FP32, Partial: FP16, Reduce: Strided, Width: 4, Out: FP16}
 	// SparseV7NoFMA is SparseV7 compiled with -fmad=false.
 	SparseV7NoFMA = Schedule{ChunkK: 64, GroupK: 8, Fused: false, Accum: FP32, Partial: FP16, Reduce: Strided, Width: 4, Out: FP16}

@@ -64,6 +64,10 @@ struct Kernel {
   const char *name;
   int nbuf;
   Entry run;
+  // sync: the kernel calls simd_* or threadgroup_barrier, so its threads
+  // run as coroutines; the others are called one thread after another (a
+  // collective there is a fatal error: "called outside a dispatch").
+  bool sync;
 };
 static const Kernel kernels[] = {
     {"e2m1_nvidia", 3,
@@ -74,7 +78,8 @@ static const Kernel kernels[] = {
      [](Buffers &b, const Pos &p) {
        nvfp4_amax(B<float>(b, 0), B<atomic_uint>(b, 1), *B<uint>(b, 2), p.tpig.x, p.threads_per_grid, p.lane, p.sg,
                   p.nsg);
-     }},
+     },
+     true},
     {"nvfp4_quantize", 6,
      [](Buffers &b, const Pos &p) {
        nvfp4_quantize(B<float>(b, 0), B<uint>(b, 1), B<uchar>(b, 2), B<uchar>(b, 3), B<float>(b, 4),
@@ -96,11 +101,13 @@ static const Kernel kernels[] = {
      [](Buffers &b, const Pos &p) {
        sparse_fp4_gemv(B<uchar>(b, 0), B<uchar>(b, 1), B<uchar>(b, 2), B<float>(b, 3), B<half>(b, 4), B<int>(b, 5),
                        B<float>(b, 6), *B<SparseFP4Args>(b, 7), p.tg, p.lane, p.sg);
-     }},
+     },
+     true},
     {"mxfp4_q8_1_gemv", 4,
      [](Buffers &b, const Pos &p) {
        mxfp4_q8_1_gemv(B<uchar>(b, 0), B<uchar>(b, 1), B<float>(b, 2), *B<MXFP4GemvArgs>(b, 3), p.tg, p.lane, p.sg);
-     }},
+     },
+     true},
     // Not a Metal kernel: a self-test of metal_compat.h's software half.
     // Thread 0 converts n float32 values to binary16 bits and all 65536
     // binary16 values back to float32.
@@ -144,7 +151,7 @@ static std::string run_dispatch(const Kernel &k, Buffers &bufs, const uint grid[
   r.bufs = &bufs;
   r.pos.resize(nthreads);
   r.lanes.resize(nthreads);
-  r.stacks.resize(nthreads, std::vector<char>(kStack));
+  if (k.sync) r.stacks.resize(nthreads, std::vector<char>(kStack));
   r.group.lanes = r.lanes.data();
   cur_run = &r;
   uint nsg = (nthreads + 31) / 32;
@@ -161,6 +168,10 @@ static std::string run_dispatch(const Kernel &k, Buffers &bufs, const uint grid[
           p.lane = (ushort)(li % 32);
           p.sg = (ushort)(li / 32);
           p.nsg = (ushort)nsg;
+          if (!k.sync) {
+            k.run(bufs, p);  // bx_group is null: a collective here is fatal
+            continue;
+          }
           BxLane &l = r.lanes[li];
           l.state = BX_RUN;
           getcontext(&l.ctx);
@@ -169,6 +180,7 @@ static std::string run_dispatch(const Kernel &k, Buffers &bufs, const uint grid[
           l.ctx.uc_link = &r.group.sched;
           makecontext(&l.ctx, lane_main, 0);
         }
+        if (!k.sync) continue;
         bx_group = &r.group;
         for (;;) {
           bool progress = false;

@@ -34,6 +34,10 @@
 #ifndef BITEXACT_METAL_COMPAT_H
 #define BITEXACT_METAL_COMPAT_H
 
+#if defined(__APPLE__) && !defined(_XOPEN_SOURCE)
+#define _XOPEN_SOURCE 700  // macOS exposes the (deprecated) ucontext routines only with it
+#endif
+
 #include <cfloat>
 #include <cmath>
 #include <cstdint>

@@ -80,6 +80,7 @@ func startBrowser(t *testing.T, path string) *browser {
 	toChrome.Close()
 	chromeEnd.Close()
 	t.Cleanup(func() {
+		b.try("", "Browser.close", nil, nil)
 		b.w.Close()
 		done := make(chan struct{})
 		go func() { b.cmd.Wait(); close(done) }()
@@ -99,6 +100,7 @@ func startBrowser(t *testing.T, path string) *browser {
 	b.session = att.SessionID
 	b.call(t, b.session, "Runtime.enable", nil, nil)
 	b.call(t, b.session, "Page.enable", nil, nil)
+	b.call(t, b.session, "Log.enable", nil, nil) // CSP violations, failed loads
 	return b
 }
 
@@ -140,7 +142,7 @@ func (b *browser) read(f *os.File) {
 		if json.Unmarshal(msg[:len(msg)-1], &m) != nil {
 			continue
 		}
-		if m.Method == "Runtime.consoleAPICalled" || m.Method == "Runtime.exceptionThrown" {
+		if m.Method == "Runtime.consoleAPICalled" || m.Method == "Runtime.exceptionThrown" || m.Method == "Log.entryAdded" {
 			b.mu.Lock()
 			b.console = append(b.console, m.Method+": "+string(m.Params))
 			b.mu.Unlock()
@@ -210,6 +212,12 @@ func (b *browser) stderrHead() string {
 // and decodes its JSON value into out.
 func (b *browser) eval(t *testing.T, expr string, out any) {
 	t.Helper()
+	if err := b.tryEval(expr, out); err != nil {
+		t.Fatalf("%v\nchromium stderr (head):\n%s", err, b.stderrHead())
+	}
+}
+
+func (b *browser) tryEval(expr string, out any) error {
 	var r struct {
 		Result struct {
 			Value json.RawMessage `json:"value"`
@@ -221,15 +229,18 @@ func (b *browser) eval(t *testing.T, expr string, out any) {
 			} `json:"exception"`
 		} `json:"exceptionDetails"`
 	}
-	b.call(t, b.session, "Runtime.evaluate", map[string]any{"expression": expr, "awaitPromise": true, "returnByValue": true}, &r)
+	if err := b.try(b.session, "Runtime.evaluate", map[string]any{"expression": expr, "awaitPromise": true, "returnByValue": true}, &r); err != nil {
+		return fmt.Errorf("evaluating %q: %v", expr, err)
+	}
 	if r.ExceptionDetails != nil {
-		t.Fatalf("evaluating %q: %s %s", expr, r.ExceptionDetails.Text, r.ExceptionDetails.Exception.Description)
+		return fmt.Errorf("evaluating %q: %s %s", expr, r.ExceptionDetails.Text, r.ExceptionDetails.Exception.Description)
 	}
 	if out != nil {
 		if err := json.Unmarshal(r.Result.Value, out); err != nil {
-			t.Fatalf("evaluating %q: result %s: %v", expr, r.Result.Value, err)
+			return fmt.Errorf("evaluating %q: result %s: %v", expr, r.Result.Value, err)
 		}
 	}
+	return nil
 }
 
 // waitFor polls a boolean expression until it holds.
@@ -238,17 +249,27 @@ func (b *browser) waitFor(t *testing.T, what, expr string, timeout time.Duration
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	for {
+		// An error (the page navigating away under the evaluation) is
+		// retried until the deadline.
 		var ok bool
-		b.eval(t, "Boolean("+expr+")", &ok)
-		if ok {
+		err := b.tryEval("Boolean("+expr+")", &ok)
+		if err == nil && ok {
 			return
 		}
+		b.mu.Lock()
+		for _, line := range b.console {
+			if strings.HasPrefix(line, "Runtime.exceptionThrown") {
+				b.mu.Unlock()
+				t.Fatalf("waiting for %s: uncaught exception in the page: %s", what, line)
+			}
+		}
+		b.mu.Unlock()
 		select {
 		case <-ctx.Done():
 			b.mu.Lock()
 			console := strings.Join(b.console, "\n")
 			b.mu.Unlock()
-			t.Fatalf("timed out after %v waiting for %s (%s)\npage console:\n%s", timeout, what, expr, console)
+			t.Fatalf("timed out after %v waiting for %s (%s; last error: %v)\npage console:\n%s", timeout, what, expr, err, console)
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
@@ -260,10 +281,17 @@ func (b *browser) screenshot(t *testing.T, id, path string) {
 	var rect struct{ X, Y, W, H float64 }
 	b.eval(t, fmt.Sprintf(`(() => { const r = document.getElementById(%q).getBoundingClientRect();
 		return {X: r.left + scrollX, Y: r.top + scrollY, W: r.width, H: r.height}; })()`, id), &rect)
+	b.screenshotClip(t, rect.X, rect.Y, rect.W, rect.H, path)
+}
+
+// screenshotClip saves a PNG of a rectangle of the page (CSS pixels from
+// the top left of the document).
+func (b *browser) screenshotClip(t *testing.T, x, y, w, h float64, path string) {
+	t.Helper()
 	var shot struct{ Data string }
 	b.call(t, b.session, "Page.captureScreenshot", map[string]any{
 		"format": "png", "captureBeyondViewport": true,
-		"clip": map[string]any{"x": rect.X, "y": rect.Y, "width": rect.W, "height": rect.H, "scale": 1},
+		"clip": map[string]any{"x": x, "y": y, "width": w, "height": h, "scale": 1},
 	}, &shot)
 	png, err := base64.StdEncoding.DecodeString(shot.Data)
 	if err != nil {

@@ -179,7 +179,7 @@ export class Reference {
         const out = new Uint8Array(x.memory.buffer, a + name.length, width);
         return width === 1 ? out[0] : out[0] | (out[1] << 8);
       } finally {
-        x.bitexact_free(a);
+        try { x.bitexact_free(a); } catch { /* the instance failed; guard drops it */ }
       }
     });
   }

@@ -2,8 +2,8 @@
 // the reference module (abi.js); this file reads inputs, asks the module,
 // and lays out what it answers.
 
-import { Reference, OpError, f32, u8, tensor, asF32, asU16, asU32 } from "./abi.js";
-import { parseF32, fmtF32, exactDecimal, f32bits, f32value, hex } from "./float32.js";
+import { Reference, OpError, u8, tensor, asF32, asU16, asU32 } from "./abi.js";
+import { parseF32, fmtF32, exactDecimal, f32value, hex } from "./float32.js";
 
 let ref, meta;
 
@@ -35,16 +35,21 @@ function svgEl(tag, attrs = {}, ...kids) {
 // view runs one view's computation, showing an inline message instead of
 // results when the input is bad or the reference refuses it. The section's
 // data-status (ok / error) and data-seq let a test wait for the result.
+const latest = {};
+
 async function view(name, compute) {
   const sec = $(name), out = $(`${name}-out`), err = $(`${name}-error`);
+  const token = (latest[name] = {});
   sec.dataset.status = "busy";
   try {
     const node = await compute();
+    if (latest[name] !== token) return; // a newer input is on its way
     out.replaceChildren(node);
     err.hidden = true;
     err.textContent = "";
     sec.dataset.status = "ok";
   } catch (e) {
+    if (latest[name] !== token) return;
     err.textContent = e instanceof OpError ? `The reference says: ${e.message}` : e.message;
     err.hidden = false;
     out.replaceChildren();
@@ -58,7 +63,9 @@ class InputError extends Error {}
 
 // values reads whitespace- or comma-separated VALUEs as float32 bits.
 function values(text) {
-  const parts = text.split(/[\s,;]+/).filter((s) => s !== "");
+  // Separators: white space, commas, semicolons, and the brackets of a
+  // pasted Python or JSON list.
+  const parts = text.split(/[\s,;()[\]]+/).filter((s) => s !== "");
   return parts.map((p, i) => {
     try { return parseF32(p); } catch (e) { throw new InputError(`value ${i + 1}: ${e.message}`); }
   });
@@ -84,8 +91,8 @@ const decodeTables = {};
 // op, once: the codes' values, and the representable values in order.
 async function decodeTable(fmt) {
   if (decodeTables[fmt.name]) return decodeTables[fmt.name];
-  const bits = fmt.fields[0] + fmt.fields[1] + fmt.fields[2];
-  const n = 1 << bits, d = fmt.decode;
+  const width = fmt.fields[0] + fmt.fields[1] + fmt.fields[2];
+  const n = 1 << width, d = fmt.decode;
   let input;
   if (d.dtype === "U8") input = u8([n], Array.from({ length: n }, (_, i) => i), d.logical);
   else input = tensor(d.dtype, [n], Uint16Array.from({ length: n }, (_, i) => i));
@@ -127,9 +134,13 @@ async function showValue() {
   let x;
   try { x = parseF32(text); } catch (e) { throw new InputError(e.message); }
   const xv = f32value(x);
+  // x's own fields: float32 is the input of every conversion (IEEE 754
+  // binary32: 1 sign, 8 exponent, 23 mantissa bits).
+  const f32fields = h("span", { class: "bits" }, h("span", { class: "f-s" }, bin(x >>> 31, 1)), " ",
+    h("span", { class: "f-e" }, bin((x >>> 23) & 0xff, 8)), " ", h("span", { class: "f-m" }, bin(x & 0x7fffff, 23)));
   const head = h("p", { class: "xline" },
-    "x = ", h("b", {}, text.trim()), " → float32 ", h("code", { id: "value-bits" }, hx(x, 8)),
-    " = ", h("span", { class: "exact", id: "value-exact" }, exactDecimal(x)));
+    "x = ", h("b", {}, text.trim()), " → float32 ", h("code", { id: "value-bits" }, hx(x, 8)), " ", f32fields,
+    h("br"), h("span", { class: "exact", id: "value-exact" }, "exactly ", exactDecimal(x)));
   const blocks = [head];
   for (const fmt of meta.formats) {
     const convs = meta.conversions.filter((c) => c.format === fmt.name);
@@ -389,6 +400,8 @@ async function main() {
     document.body.dataset.state = "failed";
     return;
   }
+  // For the browser console: bitexact.ref.run("e2m1.encode", {}, {...}).
+  globalThis.bitexact = { ref, meta };
   let digest = "";
   if (globalThis.crypto && crypto.subtle) {
     const d = new Uint8Array(await crypto.subtle.digest("SHA-256", ref.bytes));

@@ -28,6 +28,10 @@ export function parseF32(text) {
   if (s === "-nan") return 0xffc00000;
   m = /^([+-]?)(inf|infinity)$/.exec(s);
   if (m) return (m[1] === "-" ? 0x80000000 : 0) + INF_BITS >>> 0;
+  if (s.includes("_")) {
+    if (!underscoresOK(s)) throw new Error(`"${text}" is not a number`);
+    return parseF32(s.replaceAll("_", ""));
+  }
 
   let neg, N, e2 = 0, e10 = 0, approx;
   if ((m = /^([+-]?)0x([0-9a-f]*)(?:\.([0-9a-f]*))?p([+-]?\d{1,6})$/.exec(s)) && (m[2] + (m[3] || "")).length > 0) {
@@ -67,6 +71,22 @@ export function parseF32(text) {
     return (sign + u) >>> 0;
   }
   throw new Error(`internal: could not round "${text}" to float32`);
+}
+
+// underscoresOK applies Go's rule for digit separators in literals, which
+// strconv.ParseFloat follows: each underscore sits between two digits, or
+// between the 0x prefix and a digit.
+function underscoresOK(s) {
+  const body = s.replace(/^[+-]/, "");
+  const hex = body.startsWith("0x");
+  const digit = hex ? /[0-9a-f]/ : /[0-9]/;
+  for (let i = 0; i < body.length; i++) {
+    if (body[i] !== "_") continue;
+    const after = (hex && i === 2) || (i > 0 && digit.test(body[i - 1]));
+    const before = i + 1 < body.length && digit.test(body[i + 1]);
+    if (!after || !before) return false;
+  }
+  return true;
 }
 
 const buf = new DataView(new ArrayBuffer(4));

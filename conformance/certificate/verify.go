@@ -1,0 +1,212 @@
+package certificate
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"strings"
+
+	"github.com/bitexact/bitexact/conformance/results"
+	"github.com/bitexact/bitexact/conformance/suite"
+	"github.com/bitexact/bitexact/golden"
+)
+
+// VerifyError is a failed re-check; Reason says what does not hold.
+type VerifyError struct{ Reason string }
+
+func (e *VerifyError) Error() string { return "certificate rejected: " + e.Reason }
+
+func reject(format string, a ...any) error { return &VerifyError{Reason: fmt.Sprintf(format, a...)} }
+
+// Parse decodes a certificate strictly (unknown fields are an error).
+func Parse(b []byte) (*Certificate, error) {
+	var c Certificate
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&c); err != nil {
+		return nil, reject("malformed JSON: %v", err)
+	}
+	if c.Format != Format {
+		return nil, reject("format %q, this build reads %q", c.Format, Format)
+	}
+	return &c, nil
+}
+
+// Context is what a certificate is re-checked against.
+type Context struct {
+	Set          *golden.Set
+	GoldenSHA256 string
+	// ReferenceWasm is this build's module digest.
+	ReferenceWasm string
+	// ResultsDir, when set, is read again and certified again; the
+	// verdicts must come out identical.
+	ResultsDir string
+}
+
+// Verify re-checks c: its content digest, the golden set and reference
+// module it names, that every task of the suite appears exactly once,
+// that each verdict follows from the counts it records and, with a
+// results directory, that the files' digests match and a fresh
+// certification gives the same verdicts.
+func Verify(c *Certificate, ctx Context) error {
+	d, err := c.contentDigest()
+	if err != nil {
+		return err
+	}
+	if d != c.ContentSHA256 {
+		return reject("content digest %s does not match the certificate's content (%s): it was edited after it was written", c.ContentSHA256, d)
+	}
+	if c.SuiteVersion != ctx.Set.Manifest.Suite {
+		return reject("suite version %s, the golden set is %s", c.SuiteVersion, ctx.Set.Manifest.Suite)
+	}
+	if c.GoldenSHA256 != ctx.GoldenSHA256 {
+		return reject("golden manifest SHA-256 %s, this golden set's is %s", c.GoldenSHA256, ctx.GoldenSHA256)
+	}
+	if c.ReferenceWasm != ctx.ReferenceWasm {
+		return reject("reference .wasm SHA-256 %s, this build's is %s", c.ReferenceWasm, ctx.ReferenceWasm)
+	}
+	s, err := suite.Resolve(ctx.Set, c.Suite)
+	if err != nil {
+		return reject("%v", err)
+	}
+	// Every task exactly once (or listed as missing in a reduced run).
+	seen := map[string]int{}
+	for _, cs := range c.Cases {
+		if _, ok := s.Task(cs.Task); !ok {
+			return reject("case for unknown task %q", cs.Task)
+		}
+		seen[cs.Task]++
+		if seen[cs.Task] > 1 {
+			return reject("task %q appears %d times", cs.Task, seen[cs.Task])
+		}
+	}
+	missing := map[string]bool{}
+	for _, m := range c.Missing {
+		missing[m] = true
+	}
+	for _, t := range s.Tasks {
+		if seen[t.Name] == 0 && !missing[t.Name] {
+			return reject("task %q is missing from the certificate", t.Name)
+		}
+		if seen[t.Name] > 0 && missing[t.Name] {
+			return reject("task %q is both certified and listed as missing", t.Name)
+		}
+	}
+	if len(c.Missing) > 0 && c.Valid {
+		return reject("tasks are missing (%s) but the certificate claims to be valid for certification", strings.Join(c.Missing, ", "))
+	}
+	// Verdicts follow from the counts.
+	conforms := true
+	for _, cs := range c.Cases {
+		sum := 0
+		for _, t := range cs.Tensors {
+			sum += t.Mismatches
+		}
+		if sum != cs.Mismatches {
+			return reject("task %s: tensors count %d mismatches, the case records %d", cs.Task, sum, cs.Mismatches)
+		}
+		if (cs.Result == "pass") != (cs.Mismatches == 0 && cs.Case != "(none)") {
+			return reject("task %s: result %q does not follow from %d mismatches", cs.Task, cs.Result, cs.Mismatches)
+		}
+		if cs.Profile != c.Against {
+			return reject("task %s is held to %s, the certificate to %s", cs.Task, cs.Profile, c.Against)
+		}
+		if cs.Result != "pass" {
+			conforms = false
+		}
+		if t, ok := s.Task(cs.Task); ok && cs.Case != "(none)" && t.Cases[c.Against].Name != cs.Case {
+			return reject("task %s: golden case %s is not the suite's case %s for profile %s", cs.Task, cs.Case, t.Cases[c.Against].Name, c.Against)
+		}
+	}
+	if conforms != c.Conforms {
+		return reject("conforms=%v does not follow from the case results", c.Conforms)
+	}
+	if c.Claimed != "" && c.Against != c.Claimed {
+		return reject("claimed profile %s but cases are held to %s", c.Claimed, c.Against)
+	}
+	for _, p := range c.Profiles {
+		if p.Conforms != (p.Tasks > 0 && p.Mismatches == 0) {
+			return reject("profile %s: conforms=%v does not follow from %d mismatches on %d tasks", p.Profile, p.Conforms, p.Mismatches, p.Tasks)
+		}
+		if p.Profile == c.Against && p.Tasks == len(c.Cases) {
+			sum := 0
+			for _, cs := range c.Cases {
+				sum += cs.Mismatches
+			}
+			if sum != p.Mismatches {
+				return reject("profile %s records %d mismatches, its cases %d", p.Profile, p.Mismatches, sum)
+			}
+		}
+	}
+	if v := verdictLine(c); v != c.Verdict {
+		return reject("verdict %q does not follow from the profile verdicts (%q)", c.Verdict, v)
+	}
+	if ctx.ResultsDir == "" {
+		return nil
+	}
+	if c.Backend != "results" {
+		return reject("backend %s has no results directory to re-check", c.Backend)
+	}
+	r, err := results.Read(ctx.ResultsDir, s, &results.Options{AllowPartial: !c.Valid})
+	if err != nil {
+		return reject("results: %v", err)
+	}
+	if !reflect.DeepEqual(r.Files, c.Files) {
+		return reject("results files differ from the certificate's digests: %s", filesDiff(c.Files, r.Files))
+	}
+	fresh, err := Build(Input{Suite: s, Set: ctx.Set, GoldenSHA256: ctx.GoldenSHA256, ReferenceWasm: ctx.ReferenceWasm,
+		Backend: c.Backend, Implementation: r.Manifest.Implementation, Platform: r.Manifest.Platform, Claimed: r.Manifest.Profile,
+		Outputs: r.Outputs, Files: r.Files, Missing: r.Missing, Reduced: reducedReason(c), Extra: c.Extra})
+	if err != nil {
+		return err
+	}
+	switch {
+	case fresh.Against != c.Against:
+		return reject("results are held to %s, the certificate says %s", fresh.Against, c.Against)
+	case !reflect.DeepEqual(fresh.Cases, c.Cases):
+		for i := range fresh.Cases {
+			if i >= len(c.Cases) || !reflect.DeepEqual(fresh.Cases[i], c.Cases[i]) {
+				return reject("task %s: the results give %s with %d mismatches, the certificate records otherwise", fresh.Cases[i].Task, fresh.Cases[i].Result, fresh.Cases[i].Mismatches)
+			}
+		}
+		return reject("case list differs from the results")
+	case !reflect.DeepEqual(fresh.Profiles, c.Profiles):
+		return reject("per-profile verdicts differ from the results")
+	case fresh.Conforms != c.Conforms || fresh.Verdict != c.Verdict:
+		return reject("verdict differs from the results: %q", fresh.Verdict)
+	case !reflect.DeepEqual(fresh.Diagnosis, c.Diagnosis):
+		return reject("diagnosis differs from the results")
+	}
+	return nil
+}
+
+// reducedReason returns the reason a reduced run recorded, other than
+// missing tasks (which Build derives again).
+func reducedReason(c *Certificate) string {
+	if c.Valid || strings.HasPrefix(c.InvalidReason, "reduced run: tasks left out") {
+		return ""
+	}
+	return c.InvalidReason
+}
+
+func filesDiff(want, got []results.File) string {
+	w := map[string]results.File{}
+	for _, f := range want {
+		w[f.Name] = f
+	}
+	for _, f := range got {
+		o, ok := w[f.Name]
+		if !ok {
+			return f.Name + " is not in the certificate"
+		}
+		if o.SHA256 != f.SHA256 {
+			return fmt.Sprintf("%s has SHA-256 %s, the certificate records %s", f.Name, f.SHA256, o.SHA256)
+		}
+		delete(w, f.Name)
+	}
+	for n := range w {
+		return n + " is in the certificate but not in the results"
+	}
+	return "sizes differ"
+}

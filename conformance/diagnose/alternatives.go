@@ -1,0 +1,569 @@
+package diagnose
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/bitexact/bitexact/conformance/suite"
+	"github.com/bitexact/bitexact/refimpl/awq"
+	"github.com/bitexact/bitexact/refimpl/fp4"
+	"github.com/bitexact/bitexact/refimpl/fp8"
+	"github.com/bitexact/bitexact/refimpl/nvfp4"
+	"github.com/bitexact/bitexact/refimpl/ops"
+	"github.com/bitexact/bitexact/refimpl/tensor"
+)
+
+// profileDocs describe named profiles as the behaviour a kernel author
+// would recognise. Sources: the refimpl profile definitions (refimpl/fp4,
+// fp8, e8m0, nvfp4, awq, sparse24, gemv).
+var profileDocs = map[string]string{
+	"e2m1.encode/nvidia":              "PTX cvt.rn.satfinite.e2m1x2: ties to even, NaN -> +6, -0 kept",
+	"e2m1.encode/sw-sm121":            "NaN sign kept (-NaN -> -6): dgx-vllm software E2M1",
+	"e2m1.encode/cutlass":             "NaN sign kept (-NaN -> -6): cutlass float_e2m1_t",
+	"e2m1.encode/ml_dtypes":           "NaN -> -0 / +0 (ml_dtypes float4_e2m1fn)",
+	"e2m1.encode/ties-away":           "ties away from zero (microxcaling round=nearest)",
+	"e2m1.encode/ties-toward-zero":    "ties toward zero, -0 cleared, NaN and Inf -> 0 (llama.cpp best_index_mxfp4)",
+	"fp8.encode/satfinite":            "saturation to the largest finite value, NaN -> +NaN (cvt.rn.satfinite)",
+	"fp8.encode/nosat":                "no saturation: overflow and Inf -> NaN (E4M3) or Inf (E5M2), NaN sign kept (torch .to(float8))",
+	"e8m0.encode/rz":                  "round toward zero (floor of log2), saturating (cvt.rz.satfinite.ue8m0x2)",
+	"e8m0.encode/rp":                  "round up (ceil of log2), saturating (cvt.rp.satfinite.ue8m0x2)",
+	"e8m0.encode/torch":               "round half up on the mantissa, overflow -> NaN (c10 Float8_e8m0fnu)",
+	"e8m0.encode/ml_dtypes":           "round half up, negative and zero inputs -> NaN (ml_dtypes float8_e8m0fnu)",
+	"e8m0.shared_scale/floor":         "E8M0 scale floor(log2(amax)) - emax (OCP MX v1.0)",
+	"e8m0.shared_scale/ceil":          "E8M0 scale rounded up (ceil of log2)",
+	"e8m0.shared_scale/even":          "E8M0 scale rounded to nearest even",
+	"e8m0.shared_scale/rceil":         "E8M0 scale from amax/emax rounded up (cuBLAS/TE RCEIL)",
+	"gemv.awq/seq-f16out":             "fp16 partial sums / fp16 output instead of fp32",
+	"gemv.awq/seq-fma":                "fused multiply-add (FMA contraction) where the reference multiplies then adds",
+	"gemv.awq/seq":                    "unfused multiply then add, sequential order",
+	"gemv.mxfp4_q8_1/seq-fma":         "fused multiply-add (FMA contraction), sequential order",
+	"gemv.mxfp4_q8_1/mmvq-nofma":      "unfused multiply-add in the mmvq schedule",
+	"gemv.sparse_fp4/sparse-v7-nofma": "unfused multiply-add in the v7 schedule",
+	"awq.pack/gptq-v1":                "GPTQ layout storing zero points minus one",
+	"awq.pack/gptq-v2":                "GPTQ layout (sequential nibbles along IC)",
+	"awq.pack/awq-gemv":               "AutoAWQ GEMV layout (transposed, sequential nibbles)",
+	"awq.quantize/autoawq":            "AutoAWQ quantizer: scale by reciprocal multiply, round half to even in fp32",
+	"awq.quantize/forge":              "FORGE quantizer",
+}
+
+func profileDoc(op, p string) string {
+	if d, ok := profileDocs[op+"/"+p]; ok {
+		return d + " (profile " + p + ")"
+	}
+	for k, v := range profileDocs {
+		if strings.HasPrefix(k, op+"/") && strings.Contains(p, strings.TrimPrefix(k, op+"/")) {
+			return v + " (profile " + p + ")"
+		}
+	}
+	return "behaves as profile " + p
+}
+
+// profileParams finds the profile-key parameters of profile p in s.
+func profileParams(s *suite.Suite, p string) (map[string]string, bool) {
+	for _, t := range s.Tasks {
+		if c, ok := t.Cases[p]; ok {
+			m := map[string]string{}
+			for _, k := range s.ProfileKeys {
+				if v, ok := c.Params[k]; ok {
+					m[k] = v
+				}
+			}
+			return m, true
+		}
+	}
+	return nil, false
+}
+
+func withParams(base ops.Params, over map[string]string) ops.Params {
+	p := ops.Params{}
+	for k, v := range base {
+		p[k] = v
+	}
+	for k, v := range over {
+		p[k] = v
+	}
+	return p
+}
+
+// Alternatives lists the alternatives tried for suite s when diagnosing
+// against profile against.
+func Alternatives(s *suite.Suite, against string) []Alternative {
+	var alts []Alternative
+	// 1. Every other named profile of the suite, on every task: from the
+	// golden outputs where the set has them, else through the reference.
+	for _, p := range s.Profiles {
+		if p == against {
+			continue
+		}
+		p := p
+		pp, _ := profileParams(s, p)
+		alts = append(alts, Alternative{Class: "profile:" + p, Doc: profileDoc(s.Op, p),
+			Compute: func(s *suite.Suite, t Task) (ops.Tensors, bool, error) {
+				if e, ok := t.Expected[p]; ok {
+					return e, true, nil
+				}
+				params := ops.Params{}
+				for k, v := range t.Task.Params {
+					params[k] = v
+				}
+				out, err := ops.Run(s.Op, withParams(params, pp), t.Inputs)
+				if err != nil {
+					return nil, false, nil // the combination does not exist for this task
+				}
+				return out, true, nil
+			}})
+	}
+	switch s.Op {
+	case "e2m1.encode", "fp8.encode":
+		alts = append(alts, unaryAlternatives()...)
+	}
+	alts = append(alts, Alternative{Class: "ftz-inputs", Doc: "float32 subnormal inputs flushed to zero (FTZ/DAZ) before the reference computation",
+		Compute: ftzInputs})
+	alts = append(alts, Alternative{Class: "nibble-swap", Doc: "the two E2M1 codes of each byte swapped (element 2i in the high nibble)",
+		Compute: nibbleSwap})
+	switch s.Op {
+	case "nvfp4.quantize":
+		alts = append(alts, nvfp4Alternatives(against)...)
+	case "mxfp4.quantize":
+		alts = append(alts, mxfp4Alternatives()...)
+	case "awq.pack":
+		alts = append(alts, awqAlternatives()...)
+	case "sparse24.compress":
+		alts = append(alts,
+			Alternative{Class: "sparse24-indices-swapped", Doc: "the two 2-bit indices of each metadata nibble swapped (i1 | i0<<2), values in ascending order",
+				Compute: func(s *suite.Suite, t Task) (ops.Tensors, bool, error) { return sparseMeta(t, false) }},
+			Alternative{Class: "sparse24-descending", Doc: "kept pairs stored in descending index order: metadata indices and value nibbles both swapped",
+				Compute: func(s *suite.Suite, t Task) (ops.Tensors, bool, error) { return sparseMeta(t, true) }})
+	case "ggml.mxfp4.quantize":
+		alts = append(alts, Alternative{Class: "llama-adjacent-pairs", Doc: "block_mxfp4 qs packed as adjacent pairs (q[2j] | q[2j+1]<<4) instead of llama.cpp's split halves (q[j] | q[j+16]<<4)",
+			Compute: ggmlAdjacent})
+	}
+	return alts
+}
+
+// Unary code alternatives, derived from the reference codes and inputs.
+
+type codeFormat struct {
+	sign, mag uint8
+	decode    func(uint8) float32
+}
+
+func formatOf(op string, p ops.Params) (codeFormat, bool) {
+	switch op {
+	case "e2m1.encode":
+		return codeFormat{0x8, 0x7, fp4.Decode}, true
+	case "fp8.encode":
+		f, err := fp8.LookupFormat(p.Get("format", "e4m3"))
+		if err != nil {
+			return codeFormat{}, false
+		}
+		return codeFormat{0x80, 0x7f, f.Decode}, true
+	}
+	return codeFormat{}, false
+}
+
+func isFinite(v float32) bool { return !math.IsNaN(float64(v)) && !math.IsInf(float64(v), 0) }
+
+// mapCodes applies f(x, refCode) to every element of a unary task.
+func mapCodes(s *suite.Suite, t Task, f func(cf codeFormat, x float32, c uint8) uint8) (ops.Tensors, bool, error) {
+	cf, ok := formatOf(s.Op, t.Params)
+	x, okx := t.Inputs["x"]
+	ref, okr := t.Reference["codes"]
+	if !ok || !okx || !okr || x.DType != tensor.F32 || len(ref.Data) != x.Len() {
+		return nil, false, nil
+	}
+	xs := x.F32()
+	out := make([]uint8, len(ref.Data))
+	for i, c := range ref.Data {
+		out[i] = f(cf, xs[i], c)
+	}
+	r := tensor.FromU8(ref.Shape, out)
+	r.Logical = ref.Logical
+	return ops.Tensors{"codes": r}, true, nil
+}
+
+// neighbour returns the code one magnitude step from c (dir +1 or -1),
+// same sign, if it is a finite value.
+func neighbour(cf codeFormat, c uint8, dir int) (uint8, bool) {
+	m := int(c & cf.mag)
+	m += dir
+	if m < 0 || m > int(cf.mag) {
+		return 0, false
+	}
+	n := c&cf.sign | uint8(m)
+	return n, isFinite(cf.decode(n))
+}
+
+// tieTo moves an exact midpoint to the neighbour of larger (away) or
+// smaller magnitude.
+func tieTo(away bool) func(cf codeFormat, x float32, c uint8) uint8 {
+	return func(cf codeFormat, x float32, c uint8) uint8 {
+		v := cf.decode(c)
+		if !isFinite(x) || !isFinite(v) {
+			return c
+		}
+		for _, dir := range []int{-1, 1} {
+			n, ok := neighbour(cf, c, dir)
+			if !ok {
+				continue
+			}
+			w := cf.decode(n)
+			if math.Signbit(float64(x)) != (c&cf.sign != 0) {
+				continue
+			}
+			if mid := (math.Abs(float64(v)) + math.Abs(float64(w))) / 2; mid != math.Abs(float64(x)) {
+				continue
+			}
+			if (math.Abs(float64(w)) > math.Abs(float64(v))) == away {
+				return n
+			}
+		}
+		return c
+	}
+}
+
+func unaryAlternatives() []Alternative {
+	wrap := func(f func(cf codeFormat, x float32, c uint8) uint8) func(*suite.Suite, Task) (ops.Tensors, bool, error) {
+		return func(s *suite.Suite, t Task) (ops.Tensors, bool, error) { return mapCodes(s, t, f) }
+	}
+	return []Alternative{
+		{Class: "ties-away", Doc: "exact midpoints rounded away from zero instead of to even", Compute: wrap(tieTo(true))},
+		{Class: "ties-toward-zero", Doc: "exact midpoints rounded toward zero instead of to even", Compute: wrap(tieTo(false))},
+		{Class: "truncation", Doc: "round toward zero (truncation) instead of to nearest", Compute: wrap(func(cf codeFormat, x float32, c uint8) uint8 {
+			v := cf.decode(c)
+			if !isFinite(x) || !isFinite(v) || math.Abs(float64(v)) <= math.Abs(float64(x)) {
+				return c
+			}
+			if n, ok := neighbour(cf, c, -1); ok {
+				return n
+			}
+			return c
+		})},
+		{Class: "nan-sign-kept", Doc: "a negative NaN keeps its sign in the code", Compute: wrap(func(cf codeFormat, x float32, c uint8) uint8 {
+			if x != x && math.Signbit(float64(x)) {
+				return c | cf.sign
+			}
+			return c
+		})},
+		{Class: "nan-sign-cleared", Doc: "every NaN encodes with the sign bit clear", Compute: wrap(func(cf codeFormat, x float32, c uint8) uint8 {
+			if x != x {
+				return c &^ cf.sign
+			}
+			return c
+		})},
+		{Class: "negative-zero-cleared", Doc: "results of magnitude zero always +0 (the -0 code never produced)", Compute: wrap(func(cf codeFormat, x float32, c uint8) uint8 {
+			if c == cf.sign {
+				return 0
+			}
+			return c
+		})},
+	}
+}
+
+// ftzInputs reruns the reference profile on inputs whose float32
+// subnormals are flushed to zero of the same sign.
+func ftzInputs(s *suite.Suite, t Task) (ops.Tensors, bool, error) {
+	in := ops.Tensors{}
+	flushed := false
+	for n, x := range t.Inputs {
+		if x.DType == tensor.F32 {
+			b := x.Bits32()
+			for i, v := range b {
+				if v&0x7f800000 == 0 && v&0x007fffff != 0 {
+					b[i] = v & 0x80000000
+					flushed = true
+				}
+			}
+			y := tensor.FromBits32(tensor.F32, x.Shape, b)
+			y.Logical = x.Logical
+			x = y
+		}
+		in[n] = x
+	}
+	if !flushed {
+		return nil, false, nil
+	}
+	out, err := ops.Run(s.Op, t.Params, in)
+	if err != nil {
+		return nil, false, err
+	}
+	return out, true, nil
+}
+
+// nibbleSwap swaps the nibbles of every packed-E2M1 output.
+func nibbleSwap(s *suite.Suite, t Task) (ops.Tensors, bool, error) {
+	out := ops.Tensors{}
+	any := false
+	for n, r := range t.Reference {
+		if r.Logical == "e2m1x2" {
+			d := make([]byte, len(r.Data))
+			for i, b := range r.Data {
+				d[i] = b<<4 | b>>4
+			}
+			r = tensor.Tensor{DType: r.DType, Shape: r.Shape, Logical: r.Logical, Data: d}
+			any = true
+		}
+		out[n] = r
+	}
+	return out, any, nil
+}
+
+// NVFP4: the scale and element arithmetic of the reference recipe varied
+// one rule at a time, and its E2M1 profile replaced by each other profile.
+
+var elementRules = map[nvfp4.ElementRule]string{
+	nvfp4.DivDequantScale:         "div-dequant-scale: x / float32(s/g)",
+	nvfp4.MulRcpRcp:               "mul-rcp: x * (1 / (s * (1/g))), reciprocal multiply",
+	nvfp4.MulRcpPerTensorDivScale: "mul-rcp-pertensor: x * ((1/p) / s), reciprocal multiply",
+	nvfp4.DivPerTensorTimesScale:  "div-pertensor-times-scale: x / (p * s), division",
+}
+
+var blockScaleRules = map[nvfp4.BlockScaleRule]string{
+	nvfp4.DivSixMulGlobal:      "div6-mul-global: (amax / 6) * g, division",
+	nvfp4.MulRcpSixMulGlobal:   "mul-rcp6-mul-global: g * (amax * (1/6)), reciprocal multiply",
+	nvfp4.DivSixDivPerTensor:   "div6-div-pertensor: (amax / 6) / p",
+	nvfp4.DivSixTimesPerTensor: "div6-times-pertensor: amax / (6 * p)",
+}
+
+func nvfp4Alternatives(against string) []Alternative {
+	base, err := nvfp4.LookupRecipe(strings.SplitN(strings.TrimPrefix(against, "recipe="), ",", 2)[0])
+	if err != nil {
+		base = nvfp4.Canonical
+	}
+	var alts []Alternative
+	add := func(class, doc string, r nvfp4.Recipe) {
+		alts = append(alts, Alternative{Class: class, Doc: doc, Compute: func(s *suite.Suite, t Task) (ops.Tensors, bool, error) {
+			return nvfp4Run(t, r)
+		}})
+	}
+	// Element and block-scale rules come in pairs per per-tensor kind
+	// (division vs multiplication by a reciprocal).
+	pairsE := map[nvfp4.ElementRule]nvfp4.ElementRule{
+		nvfp4.DivDequantScale: nvfp4.MulRcpRcp, nvfp4.MulRcpRcp: nvfp4.DivDequantScale,
+		nvfp4.MulRcpPerTensorDivScale: nvfp4.DivPerTensorTimesScale, nvfp4.DivPerTensorTimesScale: nvfp4.MulRcpPerTensorDivScale,
+	}
+	pairsB := map[nvfp4.BlockScaleRule]nvfp4.BlockScaleRule{
+		nvfp4.DivSixMulGlobal: nvfp4.MulRcpSixMulGlobal, nvfp4.MulRcpSixMulGlobal: nvfp4.DivSixMulGlobal,
+		nvfp4.DivSixDivPerTensor: nvfp4.DivSixTimesPerTensor, nvfp4.DivSixTimesPerTensor: nvfp4.DivSixDivPerTensor,
+	}
+	r := base
+	r.Element = pairsE[base.Element]
+	add("element-rule:"+strings.SplitN(elementRules[r.Element], ":", 2)[0], "element scaling "+elementRules[r.Element]+" instead of "+elementRules[base.Element], r)
+	r = base
+	r.BlockScale = pairsB[base.BlockScale]
+	add("block-scale-rule:"+strings.SplitN(blockScaleRules[r.BlockScale], ":", 2)[0], "block scale "+blockScaleRules[r.BlockScale]+" instead of "+blockScaleRules[base.BlockScale], r)
+	r = base
+	r.Element = pairsE[base.Element]
+	r.BlockScale = pairsB[base.BlockScale]
+	add("reciprocal-vs-division:both", "both the block-scale and the element path swap division and reciprocal multiplication", r)
+	r = base
+	if base.ScaleCast.Saturate {
+		r.ScaleCast = fp8.NoSat
+		add("scale-cast:nosat", "E4M3 block-scale cast without saturation", r)
+	} else {
+		r.ScaleCast = fp8.Satfinite
+		add("scale-cast:satfinite", "E4M3 block-scale cast with saturation", r)
+	}
+	for _, p := range fp4.Profiles() {
+		if p.Name == base.FP4.Name || p.Name == "cutlass" {
+			continue // cutlass equals sw-sm121 on every input
+		}
+		r = base
+		r.FP4 = p
+		add("e2m1-profile:"+p.Name, "E2M1 elements rounded as "+profileDoc("e2m1.encode", p.Name), r)
+	}
+	zp := base.FP4
+	zp.Name += "-zero-positive"
+	zp.Zero = fp4.ZeroPositive
+	r = base
+	r.FP4 = zp
+	add("negative-zero-cleared", "E2M1 elements of magnitude zero always +0 (the -0 code never produced)", r)
+	return alts
+}
+
+// nvfp4Run is nvfp4.quantize under a recipe given as data (op outputs).
+func nvfp4Run(t Task, r nvfp4.Recipe) (ops.Tensors, bool, error) {
+	x, ok := t.Inputs["x"]
+	if !ok || x.DType != tensor.F32 || len(x.Shape) != 2 {
+		return nil, false, nil
+	}
+	m, k := x.Shape[0], x.Shape[1]
+	var q nvfp4.Quantized
+	var err error
+	if g, ok := t.Params["global"]; ok {
+		f, perr := strconv.ParseFloat(g, 32)
+		if perr != nil {
+			return nil, false, perr
+		}
+		q, err = nvfp4.QuantizeWithGlobal(x.F32(), m, k, float32(f), r)
+	} else {
+		q, err = nvfp4.Quantize(x.F32(), m, k, r)
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	scales := tensor.FromU8([]int{m, k / nvfp4.BlockSize}, q.Scales)
+	if t.Params["swizzle"] == "1" {
+		sw, err := nvfp4.Swizzle(q.Scales, m, k/nvfp4.BlockSize)
+		if err != nil {
+			return nil, false, err
+		}
+		scales = tensor.FromU8([]int{len(sw)}, sw)
+	}
+	scales.Logical = "e4m3"
+	packed := tensor.FromU8([]int{m, k / 2}, q.Packed)
+	packed.Logical = "e2m1x2"
+	return ops.Tensors{"packed": packed, "scales": scales, "global": tensor.FromF32([]int{1}, []float32{q.Global})}, true, nil
+}
+
+// MXFP4: every named mode x E2M1 profile through the registered op.
+func mxfp4Alternatives() []Alternative {
+	var alts []Alternative
+	for _, mode := range []string{"floor", "ceil", "even", "rceil"} {
+		for _, p := range []string{"nvidia", "sw-sm121", "ml_dtypes", "ties-away", "ties-toward-zero"} {
+			mode, p := mode, p
+			alts = append(alts, Alternative{Class: fmt.Sprintf("mxfp4:mode=%s,profile=%s", mode, p),
+				Doc: fmt.Sprintf("E8M0 scale mode %s with E2M1 elements as profile %s", mode, p),
+				Compute: func(s *suite.Suite, t Task) (ops.Tensors, bool, error) {
+					out, err := ops.Run(s.Op, withParams(ops.Params(t.Task.Params), map[string]string{"mode": mode, "profile": p}), t.Inputs)
+					if err != nil {
+						return nil, false, nil
+					}
+					return out, true, nil
+				}})
+		}
+	}
+	return alts
+}
+
+// AWQ packing: the claimed layout with its nibble order or zero offset
+// changed.
+func awqAlternatives() []Alternative {
+	run := func(t Task, edit func(l *awq.Layout) bool) (ops.Tensors, bool, error) {
+		l, err := awq.LayoutByName(t.Params.Get("layout", "awq"))
+		if err != nil {
+			return nil, false, nil
+		}
+		if !edit(&l) {
+			return nil, false, nil
+		}
+		q, ok := t.Inputs["q"]
+		if !ok || len(q.Shape) != 2 {
+			return nil, false, nil
+		}
+		ic, oc := q.Shape[0], q.Shape[1]
+		w, ws, err := l.PackWeight(q.Data, ic, oc)
+		if err != nil {
+			return nil, false, nil
+		}
+		out := ops.Tensors{"qweight": tensor.FromI32(ws, w)}
+		if z, ok := t.Inputs["zeros"]; ok && l.Zeros.Stored && len(z.Shape) == 2 && z.Shape[0] > 0 {
+			zw, zs, err := l.PackZeros(z.Data, ic, oc, ic/z.Shape[0])
+			if err != nil {
+				return nil, false, nil
+			}
+			out["qzeros"] = tensor.FromI32(zs, zw)
+		}
+		return out, true, nil
+	}
+	flip := func(o [8]int) [8]int {
+		if o == awq.OrderAWQ {
+			return awq.OrderSequential
+		}
+		return awq.OrderAWQ
+	}
+	return []Alternative{
+		{Class: "awq-nibble-order", Doc: "weight and zero nibbles in the other order (AWQ interleaved [0,2,4,6,1,3,5,7] vs sequential)",
+			Compute: func(s *suite.Suite, t Task) (ops.Tensors, bool, error) {
+				return run(t, func(l *awq.Layout) bool {
+					l.Weight.Order = flip(l.Weight.Order)
+					l.Zeros.Packing.Order = flip(l.Zeros.Packing.Order)
+					return true
+				})
+			}},
+		{Class: "awq-weight-nibble-order", Doc: "weight nibbles only in the other order (AWQ interleaved vs sequential)",
+			Compute: func(s *suite.Suite, t Task) (ops.Tensors, bool, error) {
+				return run(t, func(l *awq.Layout) bool { l.Weight.Order = flip(l.Weight.Order); return true })
+			}},
+		{Class: "gptq-zero-minus-one", Doc: "zero points stored minus one (the GPTQ v1 convention)",
+			Compute: func(s *suite.Suite, t Task) (ops.Tensors, bool, error) {
+				return run(t, func(l *awq.Layout) bool {
+					if !l.Zeros.Stored || l.Zeros.Offset != 0 {
+						return false
+					}
+					l.Zeros.Offset = -1
+					return true
+				})
+			}},
+		{Class: "gptq-zero-offset-missing", Doc: "zero points stored as is where the layout stores them minus one",
+			Compute: func(s *suite.Suite, t Task) (ops.Tensors, bool, error) {
+				return run(t, func(l *awq.Layout) bool {
+					if !l.Zeros.Stored || l.Zeros.Offset == 0 {
+						return false
+					}
+					l.Zeros.Offset = 0
+					return true
+				})
+			}},
+	}
+}
+
+// sparseMeta swaps the two indices of every metadata nibble and, for the
+// descending order, the two value nibbles of every kept pair.
+func sparseMeta(t Task, values bool) (ops.Tensors, bool, error) {
+	meta, ok := t.Reference["meta"]
+	comp, okc := t.Reference["comp"]
+	if !ok || !okc {
+		return nil, false, nil
+	}
+	sw := func(n uint8) uint8 { return (n&3)<<2 | (n>>2)&3 }
+	m := make([]byte, len(meta.Data))
+	for i, b := range meta.Data {
+		m[i] = sw(b&15) | sw(b>>4)<<4
+	}
+	c := comp.Data
+	if values {
+		c = make([]byte, len(comp.Data))
+		for i, b := range comp.Data {
+			c[i] = b<<4 | b>>4
+		}
+	}
+	return ops.Tensors{
+		"meta": {DType: meta.DType, Shape: meta.Shape, Logical: meta.Logical, Data: m},
+		"comp": {DType: comp.DType, Shape: comp.Shape, Logical: comp.Logical, Data: c},
+	}, true, nil
+}
+
+// ggmlAdjacent repacks block_mxfp4 qs from split halves to adjacent pairs.
+func ggmlAdjacent(s *suite.Suite, t Task) (ops.Tensors, bool, error) {
+	b, ok := t.Reference["blocks"]
+	if !ok || len(b.Data)%17 != 0 {
+		return nil, false, nil
+	}
+	d := append([]byte{}, b.Data...)
+	for off := 0; off < len(d); off += 17 {
+		var q [32]uint8
+		for j := 0; j < 16; j++ {
+			q[j] = b.Data[off+1+j] & 15
+			q[j+16] = b.Data[off+1+j] >> 4
+		}
+		for j := 0; j < 16; j++ {
+			d[off+1+j] = q[2*j] | q[2*j+1]<<4
+		}
+	}
+	return ops.Tensors{"blocks": {DType: b.DType, Shape: b.Shape, Logical: b.Logical, Data: d}}, true, nil
+}
+
+// Classes lists every class name Alternatives can produce for s, sorted
+// (for documentation and tests).
+func Classes(s *suite.Suite, against string) []string {
+	var n []string
+	for _, a := range Alternatives(s, against) {
+		n = append(n, a.Class)
+	}
+	sort.Strings(n)
+	return n
+}

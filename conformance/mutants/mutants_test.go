@@ -1,0 +1,122 @@
+package mutants
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/bitexact/bitexact/conformance/certificate"
+	"github.com/bitexact/bitexact/conformance/suite"
+	"github.com/bitexact/bitexact/golden"
+)
+
+func certify(t *testing.T, set *golden.Set, m Mutant) *certificate.Certificate {
+	t.Helper()
+	s, err := suite.Resolve(set, m.Suite)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := m.Outputs(s, set)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := certificate.Build(certificate.Input{Suite: s, Set: set, Backend: "results", Implementation: "mutant " + m.Name,
+		Claimed: m.Claim, Outputs: out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// TestCatalog: certify rejects every mutant (kill) and the diagnosis
+// names its class (diagnosis); a mutant whose bug is outside the library
+// must be reported as unexplained. The rates are logged for the README.
+func TestCatalog(t *testing.T) {
+	set, err := golden.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat := Catalog()
+	if len(cat) < 20 {
+		t.Fatalf("catalog has %d mutants, want at least 20", len(cat))
+	}
+	names := map[string]bool{}
+	killed, diagnosable, diagnosed := 0, 0, 0
+	for _, m := range cat {
+		if names[m.Name] {
+			t.Fatalf("duplicate mutant %s", m.Name)
+		}
+		names[m.Name] = true
+		t.Run(m.Name, func(t *testing.T) {
+			c := certify(t, set, m)
+			if m.Survives != "" {
+				if !c.Conforms {
+					t.Errorf("documented survivor is now killed (%s): update the catalog", c.Verdict)
+				}
+				t.Logf("survives (blind spot): %s", m.Survives)
+				return
+			}
+			if c.Conforms {
+				t.Errorf("survived: certify says %s", c.Verdict)
+				return
+			}
+			killed++
+			if c.Diagnosis == nil {
+				t.Fatalf("rejected without a diagnosis")
+			}
+			var got []string
+			for _, cl := range c.Diagnosis.Classes {
+				got = append(got, cl.Class)
+			}
+			if m.Class == "" {
+				if c.Diagnosis.Explained {
+					t.Errorf("bug outside the library explained by %v", got)
+				}
+				return
+			}
+			diagnosable++
+			for _, g := range got {
+				if g == m.Class {
+					diagnosed++
+					return
+				}
+			}
+			t.Errorf("diagnosis %q does not name class %s (exact classes: %v)", c.Diagnosis.Summary(), m.Class, got)
+		})
+	}
+	t.Logf("mutants: %d; killed %d (%.0f%%); diagnosed %d of %d with a class in the library (%.0f%%)",
+		len(cat), killed, 100*float64(killed)/float64(len(cat)), diagnosed, diagnosable, 100*float64(diagnosed)/float64(diagnosable))
+}
+
+// TestReferenceConforms: the reference itself, through the same path,
+// conforms to every claimed profile (the mutant harness is not what fails).
+func TestReferenceConforms(t *testing.T) {
+	set, err := golden.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, m := range Catalog() {
+		k := m.Suite + "/" + m.Claim
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		ref := Mutant{Name: "reference", Suite: m.Suite, Claim: m.Claim, Run: withParams(opOf(t, set, m), nil)}
+		c := certify(t, set, ref)
+		if !c.Conforms || c.Diagnosis != nil {
+			t.Errorf("%s: reference does not conform: %s", k, c.Verdict)
+		}
+		if !strings.Contains(c.Verdict, fmt.Sprintf("CONFORMS to claimed profile `%s`", m.Claim)) {
+			t.Errorf("%s: verdict %q", k, c.Verdict)
+		}
+	}
+}
+
+func opOf(t *testing.T, set *golden.Set, m Mutant) string {
+	s, err := suite.Resolve(set, m.Suite)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s.Op
+}

@@ -1,0 +1,198 @@
+package suite
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/bitexact/bitexact/golden"
+	"github.com/bitexact/bitexact/refimpl/ops"
+)
+
+// ExportFormat names the layout of suite.json; readers refuse others.
+const ExportFormat = "bitexact-export/1"
+
+// ResultsFormat names the layout of a results directory's results.json.
+const ResultsFormat = "bitexact-results/1"
+
+// DescriptionFile is the machine-readable description inside an export.
+const DescriptionFile = "suite.json"
+
+// Description is suite.json: everything a vendor harness needs to run the
+// suite and write results that certify can read.
+type Description struct {
+	Format        string            `json:"format"`
+	Suite         string            `json:"suite"`
+	SuiteVersion  string            `json:"suite_version"`
+	GoldenSHA256  string            `json:"golden_manifest_sha256"`
+	Op            string            `json:"op"`
+	OpDoc         string            `json:"op_doc"`
+	Doc           string            `json:"doc"`
+	ProfileKeys   []string          `json:"profile_keys"`
+	Profiles      []string          `json:"profiles"`
+	OpParams      map[string]string `json:"op_params"`
+	Tasks         []TaskDescription `json:"tasks"`
+	ResultsFormat string            `json:"results_format"`
+	// Results explains the results directory in one paragraph.
+	Results string `json:"results"`
+}
+
+// TaskDescription is one task of suite.json.
+type TaskDescription struct {
+	Name string `json:"name"`
+	// Params are the op parameters fixed for this task (besides the
+	// profile's).
+	Params      map[string]string   `json:"params"`
+	InputFile   string              `json:"input_file"`
+	InputSHA256 string              `json:"input_sha256"`
+	Inputs      []golden.TensorInfo `json:"inputs"`
+	ResultFile  string              `json:"result_file"`
+	// Expected lists, per profile, the golden case and the output tensors
+	// the results file must hold (names, dtypes, shapes, logical format).
+	Expected []ExpectedDescription `json:"expected"`
+}
+
+// ExpectedDescription is the expected output layout of one profile.
+type ExpectedDescription struct {
+	Profile    string              `json:"profile"`
+	Case       string              `json:"case"`
+	Params     map[string]string   `json:"params"`
+	Outputs    []golden.TensorInfo `json:"outputs"`
+	CaseDoc    string              `json:"case_doc"`
+	CaseSHA256 string              `json:"expected_sha256"`
+}
+
+// Describe builds the description of s.
+func (s *Suite) Describe(set *golden.Set, manifestSHA256 string) (*Description, error) {
+	op, err := ops.Lookup(s.Op)
+	if err != nil {
+		return nil, err
+	}
+	d := &Description{Format: ExportFormat, Suite: s.Name, SuiteVersion: s.Version, GoldenSHA256: manifestSHA256,
+		Op: s.Op, OpDoc: op.Doc, Doc: s.Doc, ProfileKeys: append([]string{}, s.ProfileKeys...), Profiles: s.Profiles,
+		OpParams: op.Params, ResultsFormat: ResultsFormat,
+		Results: "A results directory holds results.json ({\"format\": \"" + ResultsFormat + "\", \"suite\", \"suite_version\", " +
+			"\"implementation\", optional \"platform\", optional \"profile\" (the profile the implementation claims), " +
+			"\"tasks\": [task names]}) and one safetensors file per task named result_file, holding exactly the output " +
+			"tensors of the task (names, dtypes and shapes of one profile's outputs; logical.<name> metadata optional, " +
+			"but if present it must match). Every task must be present."}
+	if d.ProfileKeys == nil {
+		d.ProfileKeys = []string{}
+	}
+	for _, t := range s.Tasks {
+		var in golden.InputFile
+		for _, x := range set.Manifest.Inputs {
+			if x.Name == t.Inputs {
+				in = x
+			}
+		}
+		td := TaskDescription{Name: t.Name, Params: t.Params, InputFile: InputFile(t.Name), InputSHA256: in.SHA256,
+			Inputs: in.Tensors, ResultFile: ResultFile(t.Name)}
+		for _, p := range t.Profiles {
+			c := t.Cases[p]
+			td.Expected = append(td.Expected, ExpectedDescription{Profile: p, Case: c.Name, Params: c.Params,
+				Outputs: c.Outputs, CaseDoc: c.Description, CaseSHA256: c.SHA256})
+		}
+		d.Tasks = append(d.Tasks, td)
+	}
+	return d, nil
+}
+
+// ManifestDigest is the SHA-256 of a golden set's manifest.json.
+func ManifestDigest(fsys fs.FS) (string, error) {
+	b, err := fs.ReadFile(fsys, golden.ManifestFile)
+	if err != nil {
+		return "", err
+	}
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:]), nil
+}
+
+// Export writes the suite's inputs, suite.json and README.md under dir.
+// fsys is the golden set directory s was resolved from; input files are
+// copied byte for byte (their SHA-256 is the manifest's).
+func (s *Suite) Export(set *golden.Set, fsys fs.FS, dir string) (*Description, error) {
+	md, err := ManifestDigest(fsys)
+	if err != nil {
+		return nil, err
+	}
+	d, err := s.Describe(set, md)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "inputs"), 0o755); err != nil {
+		return nil, err
+	}
+	for _, t := range s.Tasks {
+		var src string
+		for _, x := range set.Manifest.Inputs {
+			if x.Name == t.Inputs {
+				src = x.File
+			}
+		}
+		b, err := fs.ReadFile(fsys, src)
+		if err != nil {
+			return nil, fmt.Errorf("task %s: %w", t.Name, err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, filepath.FromSlash(InputFile(t.Name))), b, 0o644); err != nil {
+			return nil, err
+		}
+	}
+	j, err := json.MarshalIndent(d, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(filepath.Join(dir, DescriptionFile), append(j, '\n'), 0o644); err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "README.md"), readme(d), 0o644); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+func readme(d *Description) []byte {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "# bitexact suite %s (golden %s)\n\n%s.\n\nOp `%s`: %s\n\n", d.Suite, d.SuiteVersion, d.Doc, d.Op, d.OpDoc)
+	fmt.Fprintf(&b, "Profiles (the reference computes each; your results are held against all of them): %s.\n\n",
+		"`"+strings.Join(d.Profiles, "`, `")+"`")
+	fmt.Fprintf(&b, "## Tasks\n\nRun your kernel once per task on the tensors of `input_file` (with the task's fixed parameters) "+
+		"and write the outputs to `<results>/<result_file>`.\n\n")
+	for _, t := range d.Tasks {
+		fmt.Fprintf(&b, "- `%s`: input `%s`", t.Name, t.InputFile)
+		for _, in := range t.Inputs {
+			fmt.Fprintf(&b, " %s %s%v", in.Name, in.DType, in.Shape)
+		}
+		if len(t.Params) > 0 {
+			fmt.Fprintf(&b, ", params %v", t.Params)
+		}
+		fmt.Fprintf(&b, " -> `%s`:", t.ResultFile)
+		seen := map[string]bool{}
+		for _, e := range t.Expected {
+			var outs []string
+			for _, o := range e.Outputs {
+				s := fmt.Sprintf("%s %s%v", o.Name, o.DType, o.Shape)
+				if o.Logical != "" {
+					s += " (" + o.Logical + ")"
+				}
+				outs = append(outs, s)
+			}
+			k := strings.Join(outs, ", ")
+			if !seen[k] {
+				seen[k] = true
+				fmt.Fprintf(&b, " %s [as profile %s]", k, e.Profile)
+			}
+		}
+		fmt.Fprintln(&b)
+	}
+	fmt.Fprintf(&b, "\n## Results\n\n%s\n\nThen: `bitexact certify --suite %s --results DIR --cert-out CERTDIR`.\n"+
+		"Exit status 0: conforms; 1: mismatch (the certificate decodes the first mismatches and names the bug class); "+
+		"2: malformed results. See docs/vendor.md.\n", d.Results, d.Suite)
+	return b.Bytes()
+}

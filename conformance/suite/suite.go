@@ -1,0 +1,297 @@
+// Package suite groups the golden cases into vendor suites: what a kernel
+// author runs once per input set and then holds against every profile of
+// the format.
+//
+// A suite is one reference op (e2m1.encode, fp8.encode, nvfp4.quantize,
+// ...) and the parameter keys that name a profile (profile, rounding,
+// recipe, mode, layout, schedule, ...). The golden cases of that op are
+// grouped into tasks by input set and the remaining parameters: a task is
+// one run of the vendor's kernel, and each case of the task is the
+// expected output under one profile. Certifying a task's outputs against
+// every case of the task gives the per-profile verdicts ("conforms to
+// satfinite; differs from nosat on 22 elements").
+package suite
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/bitexact/bitexact/golden"
+)
+
+// Spec declares a suite: the op and the parameters that select a profile.
+type Spec struct {
+	Name string
+	// Op is the refimpl/ops operation the suite certifies.
+	Op string
+	// Filter, when set, keeps only cases whose params hold these values
+	// (the e4m3 suite is fp8.encode with format=e4m3).
+	Filter map[string]string
+	// Exclude drops cases whose params hold any of these values (the
+	// compressed-tensors layout of awq.pack reads another input set).
+	Exclude map[string]string
+	// ProfileKeys are the parameters whose values name a profile, in the
+	// order they appear in a profile's name.
+	ProfileKeys []string
+	// Defaults fill profile keys that a case leaves out (the op's own
+	// defaults), so that every profile has a full name.
+	Defaults map[string]string
+	Doc      string
+}
+
+// Specs lists the vendor suites.
+func Specs() []Spec {
+	return []Spec{
+		{Name: "e2m1", Op: "e2m1.encode", ProfileKeys: []string{"profile"}, Defaults: map[string]string{"profile": "nvidia"},
+			Doc: "float32 -> E2M1 code (one code per byte, low nibble)"},
+		{Name: "e2m1-pack", Op: "e2m1.pack",
+			Doc: "E2M1 codes -> two codes per byte, element 2i in the low nibble"},
+		{Name: "fp8", Op: "fp8.encode", ProfileKeys: []string{"profile"},
+			Doc: "float32 -> FP8 E4M3 and E5M2 codes (one per byte)"},
+		{Name: "e4m3", Op: "fp8.encode", Filter: map[string]string{"format": "e4m3"}, ProfileKeys: []string{"profile"},
+			Doc: "float32 -> FP8 E4M3 (float8_e4m3fn) codes"},
+		{Name: "e5m2", Op: "fp8.encode", Filter: map[string]string{"format": "e5m2"}, ProfileKeys: []string{"profile"},
+			Doc: "float32 -> FP8 E5M2 codes"},
+		{Name: "e8m0", Op: "e8m0.encode", ProfileKeys: []string{"rounding"},
+			Doc: "float32 -> E8M0 scale code"},
+		{Name: "e8m0-scale", Op: "e8m0.shared_scale", ProfileKeys: []string{"mode"},
+			Doc: "MX shared scale (E8M0) from a block amax, E2M1 elements"},
+		{Name: "nvfp4", Op: "nvfp4.quantize", ProfileKeys: []string{"recipe", "swizzle"}, Defaults: map[string]string{"recipe": "canonical", "swizzle": "0"},
+			Doc: "NVFP4 quantize: packed E2M1 pairs, E4M3 block scales per 16, float32 per-tensor scale"},
+		{Name: "mxfp4", Op: "mxfp4.quantize", ProfileKeys: []string{"mode", "profile"}, Defaults: map[string]string{"mode": "floor", "profile": "nvidia"},
+			Doc: "MXFP4 quantize: packed E2M1 pairs, E8M0 scale per 32"},
+		{Name: "ggml-mxfp4", Op: "ggml.mxfp4.quantize", ProfileKeys: []string{"log2", "cast"},
+			Doc: "llama.cpp block_mxfp4 quantize_row_mxfp4_ref"},
+		{Name: "q8_1", Op: "ggml.q8_1.quantize", ProfileKeys: []string{"s"},
+			Doc: "llama.cpp block_q8_1 quantize"},
+		{Name: "awq-pack", Op: "awq.pack", ProfileKeys: []string{"layout"}, Exclude: map[string]string{"layout": "compressed-tensors"},
+			Doc: "int4 weights and zero points -> int32 words"},
+		{Name: "awq-pack-ct", Op: "awq.pack", ProfileKeys: []string{"layout"}, Filter: map[string]string{"layout": "compressed-tensors"},
+			Doc: "int4 weights with the implicit zero point 8 -> compressed-tensors int32 words"},
+		{Name: "awq-quantize", Op: "awq.quantize", ProfileKeys: []string{"quantizer"},
+			Doc: "fp16 weights -> AWQ int4 (vLLM GEMM layout) with fp16 scales"},
+		{Name: "sparse24", Op: "sparse24.compress", ProfileKeys: []string{"tie", "layout"},
+			Doc: "2:4 compression of E2M1 codes: kept pairs and 2-bit index metadata"},
+		{Name: "gemv-mxfp4", Op: "gemv.mxfp4_q8_1", ProfileKeys: []string{"schedule"},
+			Doc: "llama.cpp MXFP4 x Q8_1 GEMV; the schedule is the declared float summation order"},
+		{Name: "gemv-awq", Op: "gemv.awq", ProfileKeys: []string{"schedule"},
+			Doc: "AWQ W4A16 GEMV; the schedule is the declared float summation order"},
+		{Name: "gemv-sparse-fp4", Op: "gemv.sparse_fp4", ProfileKeys: []string{"schedule", "scale_decode"}, Defaults: map[string]string{"scale_decode": "e4m3fn"},
+			Doc: "2:4-sparse NVFP4 MoE GEMV; the schedule is the declared float summation order"},
+		{Name: "bf16", Op: "bf16.encode", Doc: "float32 -> bfloat16, round to nearest even"},
+		{Name: "fp16", Op: "fp16.encode", Doc: "float32 -> IEEE binary16, round to nearest even"},
+	}
+}
+
+// Names lists the suite names.
+func Names() []string {
+	var n []string
+	for _, s := range Specs() {
+		n = append(n, s.Name)
+	}
+	return n
+}
+
+// Suite is a Spec resolved against a golden set.
+type Suite struct {
+	Spec
+	// Version is the golden suite version (golden.SuiteVersion of the set).
+	Version string
+	// Profiles are every profile name the suite's cases use, in first
+	// appearance order after sorting by case name (canonical profiles of
+	// the refimpl come first where their case names sort first).
+	Profiles []string
+	Tasks    []Task
+}
+
+// Task is one run of the kernel: an input set and fixed parameters, with
+// one golden case per profile.
+type Task struct {
+	// Name is the input set name, with ".key-value" for fixed parameters
+	// that differ between tasks of the same input set.
+	Name   string
+	Inputs string
+	// Params are the fixed (non-profile) parameters of every case.
+	Params map[string]string
+	// Cases maps a profile name to its golden case.
+	Cases map[string]golden.CaseFile
+	// Profiles lists the task's profiles in suite order.
+	Profiles []string
+}
+
+// ProfileName spells the profile of params: the value alone for one
+// profile key, "k=v,k=v" for several, "default" for none.
+func (s Spec) ProfileName(params map[string]string) string {
+	if len(s.ProfileKeys) == 0 {
+		return "default"
+	}
+	vals := make([]string, len(s.ProfileKeys))
+	for i, k := range s.ProfileKeys {
+		v, ok := params[k]
+		if !ok {
+			v = s.Defaults[k]
+		}
+		vals[i] = v
+	}
+	if len(vals) == 1 {
+		return vals[0]
+	}
+	for i, k := range s.ProfileKeys {
+		vals[i] = k + "=" + vals[i]
+	}
+	return strings.Join(vals, ",")
+}
+
+func (s Spec) isProfileKey(k string) bool {
+	for _, p := range s.ProfileKeys {
+		if p == k {
+			return true
+		}
+	}
+	return false
+}
+
+// Lookup finds a spec by name.
+func Lookup(name string) (Spec, error) {
+	for _, s := range Specs() {
+		if s.Name == name {
+			return s, nil
+		}
+	}
+	return Spec{}, fmt.Errorf("unknown suite %q (suites: %s)", name, strings.Join(Names(), ", "))
+}
+
+// Resolve builds the named suite from the cases of set.
+func Resolve(set *golden.Set, name string) (*Suite, error) {
+	spec, err := Lookup(name)
+	if err != nil {
+		return nil, err
+	}
+	return spec.Resolve(set)
+}
+
+// Resolve builds the suite from the cases of set.
+func (s Spec) Resolve(set *golden.Set) (*Suite, error) {
+	var cases []golden.CaseFile
+	for _, c := range set.Manifest.Cases {
+		if c.Op != s.Op {
+			continue
+		}
+		keep := true
+		for k, v := range s.Filter {
+			if c.Params[k] != v {
+				keep = false
+			}
+		}
+		for k, v := range s.Exclude {
+			if c.Params[k] == v {
+				keep = false
+			}
+		}
+		if keep {
+			cases = append(cases, c)
+		}
+	}
+	if len(cases) == 0 {
+		return nil, fmt.Errorf("suite %s: the golden set %s has no case of op %s", s.Name, set.Manifest.Suite, s.Op)
+	}
+	sort.Slice(cases, func(i, j int) bool { return cases[i].Name < cases[j].Name })
+	// Fixed parameters that take several values within one input set must
+	// appear in the task name.
+	fixedVals := map[string]map[string]map[string]bool{} // inputs -> key -> values
+	for _, c := range cases {
+		m := fixedVals[c.Inputs]
+		if m == nil {
+			m = map[string]map[string]bool{}
+			fixedVals[c.Inputs] = m
+		}
+		for k, v := range c.Params {
+			if s.isProfileKey(k) {
+				continue
+			}
+			if m[k] == nil {
+				m[k] = map[string]bool{}
+			}
+			m[k][v] = true
+		}
+	}
+	su := &Suite{Spec: s, Version: set.Manifest.Suite}
+	byName := map[string]*Task{}
+	var order []string
+	seenProfile := map[string]bool{}
+	for _, c := range cases {
+		fixed := map[string]string{}
+		var keys []string
+		for k, v := range c.Params {
+			if !s.isProfileKey(k) {
+				fixed[k] = v
+				keys = append(keys, k)
+			}
+		}
+		sort.Strings(keys)
+		name := c.Inputs
+		for _, k := range keys {
+			if len(fixedVals[c.Inputs][k]) > 1 {
+				name += "." + k + "-" + fixed[k]
+			}
+		}
+		t := byName[name]
+		if t == nil {
+			t = &Task{Name: name, Inputs: c.Inputs, Params: fixed, Cases: map[string]golden.CaseFile{}}
+			byName[name] = t
+			order = append(order, name)
+		}
+		p := s.ProfileName(c.Params)
+		if prev, dup := t.Cases[p]; dup {
+			return nil, fmt.Errorf("suite %s: cases %s and %s are the same profile %s of task %s", s.Name, prev.Name, c.Name, p, name)
+		}
+		t.Cases[p] = c
+		if !seenProfile[p] {
+			seenProfile[p] = true
+			su.Profiles = append(su.Profiles, p)
+		}
+	}
+	rank := map[string]int{}
+	for i, p := range su.Profiles {
+		rank[p] = i
+	}
+	sort.Strings(order)
+	for _, n := range order {
+		t := byName[n]
+		for p := range t.Cases {
+			t.Profiles = append(t.Profiles, p)
+		}
+		sort.Slice(t.Profiles, func(i, j int) bool { return rank[t.Profiles[i]] < rank[t.Profiles[j]] })
+		su.Tasks = append(su.Tasks, *t)
+	}
+	return su, nil
+}
+
+// Task finds a task by name.
+func (s *Suite) Task(name string) (Task, bool) {
+	for _, t := range s.Tasks {
+		if t.Name == name {
+			return t, true
+		}
+	}
+	return Task{}, false
+}
+
+// HasProfile reports whether p is one of the suite's profiles.
+func (s *Suite) HasProfile(p string) bool {
+	for _, q := range s.Profiles {
+		if q == p {
+			return true
+		}
+	}
+	return false
+}
+
+// ResultFile is the name of a task's results file inside a results
+// directory.
+func ResultFile(task string) string { return task + ".safetensors" }
+
+// InputFile is the name of a task's input file inside an export
+// directory.
+func InputFile(task string) string { return "inputs/" + task + ".safetensors" }
