@@ -36,9 +36,9 @@ shapes, missing tensors).`
 
 // vendorFlags are certify's flags for vendor certification.
 type vendorFlags struct {
-	suite, results, certOut, tasks  string
+	suite, results, certOut, tasks   string
 	backend, ptx, kernel, abi, claim string
-	maxMismatches, sample, device   int
+	maxMismatches, sample, device    int
 }
 
 func addVendorFlags(fs *flag.FlagSet) *vendorFlags {
@@ -191,4 +191,3 @@ func reportCertificate(c *certificate.Certificate, out string, stdout, stderr io
 	}
 	return exitOK
 }
-

@@ -106,12 +106,13 @@ extern "C" __global__ void q8_1_quantize(const float *__restrict__ x, u64 nblock
     }
     float d = __fdiv_rn(amax, 127.0f);
     int q = amax == 0.0f ? 0 : (int)roundf(__fdiv_rn(v, d));
-    u8 *blk = out + b * 36;  // 4-byte aligned: 36 * b
+    u8 *blk = out + b * 36;
     blk[4 + lane] = (u8)(q & 0xFF);
     if (lane == 0) {
-      u32 db = __half_as_ushort(__float2half_rn(d));
-      u32 sb = __half_as_ushort(__float2half_rn(sum));
-      *reinterpret_cast<u32 *>(blk) = db | sb << 16;
+      __half hd = __float2half_rn(d), hs = __float2half_rn(sum);
+      u16 db = *reinterpret_cast<u16 *>(&hd), sb = *reinterpret_cast<u16 *>(&hs);
+      blk[0] = (u8)db; blk[1] = (u8)(db >> 8);
+      blk[2] = (u8)sb; blk[3] = (u8)(sb >> 8);
     }
   }
 }

@@ -36,31 +36,28 @@ __device__ __forceinline__ int code_rank(u32 c, u32 rule) {
   return (int)(c & 7u);
 }
 
-// The four codes are the low nibbles of the bytes of g (code i in byte i).
-// Ranks and the best two are kept in scalars (no run-time-indexed arrays,
-// which would live in local memory).
-__device__ __forceinline__ u32 select24(u32 g, u32 rule) {
-  int r0 = code_rank(g, rule), r1 = code_rank(g >> 8, rule);
-  int r2 = code_rank(g >> 16, rule), r3 = code_rank(g >> 24, rule);
+__device__ __forceinline__ u32 select24(u32 g0, u32 g1, u32 g2, u32 g3, u32 rule) {
+  u32 g[4] = {g0, g1, g2, g3};
   if (rule == TIE_CUTLASS) {
-    u32 mask = ((g & 7u) != 0u) | (((g >> 8) & 7u) != 0u) << 1 |
-               (((g >> 16) & 7u) != 0u) << 2 | (((g >> 24) & 7u) != 0u) << 3;
+    u32 mask = 0;
+#pragma unroll
+    for (int i = 0; i < 4; i++) mask |= ((g[i] & 7u) != 0u) << i;
     if ((mask & (mask - 1u)) == 0u) {
       if (mask == 1u) return 0u | 2u << 2;
       if (mask == 2u) return 1u | 2u << 2;
       return 2u | 3u << 2;
     }
   }
-  // Best two by rank; a later index must beat, not tie, an earlier one.
-  u32 b0 = 0, b1 = 1;
-  int rb0 = r0, rb1 = r1;
-  if (r1 > r0) { b0 = 1; b1 = 0; rb0 = r1; rb1 = r0; }
-  if (r2 > rb0) { b1 = b0; rb1 = rb0; b0 = 2; rb0 = r2; }
-  else if (r2 > rb1) { b1 = 2; rb1 = r2; }
-  if (r3 > rb0) { b1 = b0; b0 = 3; }
-  else if (r3 > rb1) { b1 = 3; }
-  u32 lo = min(b0, b1), hi = max(b0, b1);
-  return lo | hi << 2;
+  int b0 = 0, b1 = 1;
+  if (code_rank(g[1], rule) > code_rank(g[0], rule)) { b0 = 1; b1 = 0; }
+#pragma unroll
+  for (int i = 2; i < 4; i++) {
+    int r = code_rank(g[i], rule);
+    if (r > code_rank(g[b0], rule)) { b1 = b0; b0 = i; }
+    else if (r > code_rank(g[b1], rule)) { b1 = i; }
+  }
+  if (b0 > b1) { int t = b0; b0 = b1; b1 = t; }
+  return (u32)b0 | (u32)b1 << 2;
 }
 
 // One thread per (expert e, row n, pair of groups p): 8 codes in (one
@@ -71,9 +68,16 @@ __device__ __forceinline__ u32 select24(u32 g, u32 rule) {
 __device__ __forceinline__ void compress8(uint2 v, u32 rule, u32 *bad,
                                           u32 *k0, u32 *k1, u32 *mb) {
   if ((v.x | v.y) & 0xF0F0F0F0u) atomicOr(bad, 1u);
-  u32 m0 = select24(v.x, rule), m1 = select24(v.y, rule);
-  *k0 = ((v.x >> (8 * (m0 & 3u))) & 0xFu) | ((v.x >> (8 * (m0 >> 2))) & 0xFu) << 4;
-  *k1 = ((v.y >> (8 * (m1 & 3u))) & 0xFu) | ((v.y >> (8 * (m1 >> 2))) & 0xFu) << 4;
+  u32 c[8];
+#pragma unroll
+  for (int j = 0; j < 4; j++) {
+    c[j] = (v.x >> (8 * j)) & 0xFu;
+    c[4 + j] = (v.y >> (8 * j)) & 0xFu;
+  }
+  u32 m0 = select24(c[0], c[1], c[2], c[3], rule);
+  u32 m1 = select24(c[4], c[5], c[6], c[7], rule);
+  *k0 = c[m0 & 3u] | c[m0 >> 2] << 4;
+  *k1 = c[4 + (m1 & 3u)] | c[4 + (m1 >> 2)] << 4;
   *mb = m0 | m1 << 4;
 }
 

@@ -1,6 +1,5 @@
 // Harness helpers, not kernels under test.
 #include "common.cuh"
-#include <cuda_fp16.h>
 
 // spin busy-waits for about `cycles` SM clock cycles, then writes 1 to
 // *done. The watchdog test launches it with a deadline shorter than the
@@ -15,10 +14,3 @@ extern "C" __global__ void util_spin(u64 cycles, u32 *done) {
 // fault writes through a null pointer: the illegal-address test uses it to
 // check that a kernel fault becomes a Go error naming the kernel.
 extern "C" __global__ void util_fault(u32 *p) { p[threadIdx.x] = 1u; }
-
-// f16 converts float32 to fp16 bits with __float2half_rn (cvt.rn.f16.f32),
-// for the harness test that pins the instruction's rounding, subnormal
-// results included, against refimpl/half.
-extern "C" __global__ void util_f16(const float *in, u16 *out, u64 n) {
-  GRID_STRIDE(i, n) { out[i] = __half_as_ushort(__float2half_rn(in[i])); }
-}

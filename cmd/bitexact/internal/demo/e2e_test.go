@@ -66,6 +66,7 @@ func TestBrowser(t *testing.T) {
 	t.Run("sparse24", func(t *testing.T) { testSparse24(t, b) })
 	b.screenshot(t, "sp", filepath.Join(art, "demo-sparse24.png"))
 	t.Run("bad input", func(t *testing.T) { testBadInput(t, b) })
+	t.Run("guest failure", func(t *testing.T) { testGuestFailure(t, b) })
 	b.screenshot(t, "block", filepath.Join(art, "demo-bad-input.png"))
 
 	// The README's picture (docs/demo.png): the top of the page on a value
@@ -600,6 +601,34 @@ func testParser(t *testing.T, b *browser) {
 			t.Errorf("%q: page refuses it (%s), strconv.ParseFloat(s, 32) reads 0x%08x", in, got[i].Err, math.Float32bits(float32(v)))
 		case ok && got[i].Bits != math.Float32bits(float32(v)):
 			t.Errorf("%q: page reads 0x%08x, strconv.ParseFloat(s, 32) 0x%08x", in, got[i].Bits, math.Float32bits(float32(v)))
+		}
+	}
+}
+
+// testGuestFailure makes the guest's Go runtime die (a second _initialize
+// is fatal: "randinit twice") and checks that the page reports it with the
+// guest's stderr, drops the instance, and computes on a fresh one, as
+// package wasm's pool does.
+func testGuestFailure(t *testing.T, b *browser) {
+	b.mu.Lock()
+	mark := len(b.console)
+	b.mu.Unlock()
+	var msg string
+	b.eval(t, `bitexact.ref.guard(x => x._initialize()).then(() => "no error", e => e.message)`, &msg)
+	if !strings.Contains(msg, "the guest failed") || !strings.Contains(msg, "guest stderr: fatal error") {
+		t.Errorf("a fatal error in the guest gives %q, want the failure and the guest's stderr", msg)
+	}
+	// The guest's dying words went to console.error on purpose: drop them.
+	b.mu.Lock()
+	b.console = b.console[:mark]
+	b.mu.Unlock()
+	if st := submit(t, b, "value", "value-input", "2.5"); st != "ok" {
+		t.Fatalf("after a guest failure the value view gives status %q: %q", st, texts(t, b, "#value-error"))
+	}
+	for _, c := range unary.All() {
+		want := fmt.Sprintf("0x%0*x", (c.Bits+3)/4, c.Encode(2.5))
+		if got := texts(t, b, `[data-conv="`+c.Name+`"]`); len(got) != 1 || got[0] != want {
+			t.Errorf("after a guest failure, %s(2.5) shows %q, want %s", c.Name, got, want)
 		}
 	}
 }

@@ -255,8 +255,8 @@ async function showBlock() {
   const xs = xb.map(f32value);
   const nv = await quantizeNV(xb, k, $("nv-recipe").value);
   const mx = k % 32 === 0 ? await quantizeMX(xb, k, $("mx-mode").value, $("mx-profile").value) : null;
-  const head = h("tr", {}, ["i", "x", "NVFP4 code", "e2m1", "dequantized", "error"].map((t) => h("th", {}, t)),
-    mx ? ["MXFP4 code", "e2m1", "dequantized", "error"].map((t) => h("th", { class: "mx" }, t)) : null);
+  const head = h("tr", {}, ["i", "x", "NVFP4 code", "e2m1", "dequantized y", "y − x"].map((t) => h("th", {}, t)),
+    mx ? ["MXFP4 code", "e2m1", "dequantized y", "y − x"].map((t) => h("th", { class: "mx" }, t)) : null);
   const rows = xs.map((x, i) => h("tr", { class: i % 16 === 0 && i ? "blk" : "" },
     h("td", {}, i), h("td", {}, fmtF32(xb[i])),
     h("td", { class: "code nv-code" }, hx(nv.codes[i], 1)), h("td", {}, fv(nv.elem[i])),
