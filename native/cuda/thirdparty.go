@@ -35,10 +35,7 @@ func (d *Device) LoadPTX(ctx context.Context, ptx []byte) (*ThirdParty, error) {
 	}
 	sum := sha256.Sum256(ptx)
 	m := &ThirdParty{d: d, fns: map[string]cu.Function{}, SHA256: hex.EncodeToString(sum[:])}
-	src := string(ptx)
-	if !strings.HasSuffix(src, "\x00") {
-		src += "\x00"
-	}
+	src := strings.TrimRight(string(ptx), "\x00")
 	err := d.do(ctx, "loading third-party PTX", func() error {
 		mod, err := cu.LoadData(src)
 		if err != nil {
