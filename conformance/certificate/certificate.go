@@ -58,12 +58,15 @@ type Certificate struct {
 	InvalidReason string         `json:"invalid_reason,omitempty"`
 	Files         []results.File `json:"results_files,omitempty"`
 	// Missing lists tasks a reduced run left out.
-	Missing   []string            `json:"missing_tasks,omitempty"`
-	Cases     []Case              `json:"cases"`
-	Profiles  []Profile           `json:"profiles"`
-	Conforms  bool                `json:"conforms"`
-	Verdict   string              `json:"verdict"`
-	Diagnosis *diagnose.Diagnosis `json:"diagnosis,omitempty"`
+	Missing  []string  `json:"missing_tasks,omitempty"`
+	Cases    []Case    `json:"cases"`
+	Profiles []Profile `json:"profiles"`
+	// Exhaustive holds the 2^32-input sweeps of a unary kernel against
+	// the committed Merkle digests of every profile of its format.
+	Exhaustive []Exhaustive        `json:"exhaustive,omitempty"`
+	Conforms   bool                `json:"conforms"`
+	Verdict    string              `json:"verdict"`
+	Diagnosis  *diagnose.Diagnosis `json:"diagnosis,omitempty"`
 	// Extra carries backend facts (PTX digest, kernel, ABI, GPU).
 	Extra map[string]string `json:"extra,omitempty"`
 	// ContentSHA256 is the SHA-256 of the certificate's JSON with this
@@ -93,6 +96,22 @@ type Tensor struct {
 	// Layout is set when the tensor's dtype or shape differs from the
 	// profile's (every element then counts as a mismatch).
 	Layout string `json:"layout,omitempty"`
+}
+
+// Exhaustive is one 2^32-input sweep compared with the committed digest
+// of one conversion (golden/exhaustive).
+type Exhaustive struct {
+	// Conversion is "format/profile"; Profile the suite's profile name.
+	Conversion string `json:"conversion"`
+	Profile    string `json:"profile"`
+	// Chunks is the number of 2^24-input chunks swept (256 for all 2^32
+	// inputs); Differing how many of them differ from the digest.
+	Chunks    int  `json:"chunks"`
+	Differing int  `json:"differing_chunks"`
+	Conforms  bool `json:"conforms"`
+	// First is the first differing input of the first differing chunk,
+	// decoded, when localised.
+	First string `json:"first_difference,omitempty"`
 }
 
 // Profile is the verdict against one profile of the suite.
@@ -127,6 +146,7 @@ type Input struct {
 	// Reduced, when set, says why the run is not valid for certification.
 	Reduced       string
 	MaxMismatches int
+	Exhaustive    []Exhaustive
 	Extra         map[string]string
 }
 
@@ -159,7 +179,7 @@ func Build(in Input) (*Certificate, error) {
 	c := &Certificate{Format: Format, Tool: ToolVersion(), Suite: s.Name, SuiteVersion: s.Version,
 		GoldenSHA256: in.GoldenSHA256, Generator: in.Set.Manifest.Generator, ReferenceWasm: in.ReferenceWasm,
 		Backend: in.Backend, Implementation: in.Implementation, Platform: in.Platform, Claimed: in.Claimed,
-		Files: in.Files, Missing: in.Missing, Extra: in.Extra, Valid: true}
+		Files: in.Files, Missing: in.Missing, Extra: in.Extra, Valid: true, Exhaustive: in.Exhaustive}
 	if in.Reduced != "" {
 		c.Valid, c.InvalidReason = false, in.Reduced
 	} else if len(in.Missing) > 0 {
@@ -257,12 +277,7 @@ func Build(in Input) (*Certificate, error) {
 		diagTasks = append(diagTasks, diagnose.Task{Task: td.t, Params: params, Inputs: td.inputs,
 			Reference: want, Expected: td.expected, Observed: got})
 	}
-	c.Conforms = true
-	for _, cs := range c.Cases {
-		if cs.Result != "pass" {
-			c.Conforms = false
-		}
-	}
+	c.Conforms = conformsFrom(c)
 	c.Verdict = verdictLine(c)
 	if !c.Conforms && len(diagTasks) > 0 {
 		d, err := diagnose.Run(s, c.Against, diagTasks)
@@ -275,6 +290,22 @@ func Build(in Input) (*Certificate, error) {
 		return nil, err
 	}
 	return c, nil
+}
+
+// conformsFrom derives the overall verdict: every case passes and every
+// exhaustive sweep of the profile held to matches its digest.
+func conformsFrom(c *Certificate) bool {
+	for _, cs := range c.Cases {
+		if cs.Result != "pass" {
+			return false
+		}
+	}
+	for _, e := range c.Exhaustive {
+		if e.Profile == c.Against && !e.Conforms {
+			return false
+		}
+	}
+	return true
 }
 
 // verdictLine is "conforms to `nosat`; differs from `satfinite` on 22
@@ -302,6 +333,27 @@ func verdictLine(c *Certificate) string {
 		parts = append(parts, "differs from "+strings.Join(diff, ", "))
 	}
 	s := strings.Join(parts, "; ")
+	if len(c.Exhaustive) > 0 {
+		var ec, ed []string
+		for _, e := range c.Exhaustive {
+			if e.Conforms {
+				ec = append(ec, "`"+e.Conversion+"`")
+			} else {
+				ed = append(ed, fmt.Sprintf("`%s` in %d of %d chunks", e.Conversion, e.Differing, e.Chunks))
+			}
+		}
+		x := fmt.Sprintf("; exhaustive (%d of 256 chunks of 2^24 inputs):", c.Exhaustive[0].Chunks)
+		if len(ec) > 0 {
+			x += " conforms to " + strings.Join(ec, ", ")
+		}
+		if len(ed) > 0 {
+			if len(ec) > 0 {
+				x += ";"
+			}
+			x += " differs from " + strings.Join(ed, ", ")
+		}
+		s += x
+	}
 	if c.Claimed != "" {
 		if c.Conforms {
 			s = "CONFORMS to claimed profile `" + c.Claimed + "`: " + s

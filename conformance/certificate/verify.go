@@ -119,7 +119,15 @@ func Verify(c *Certificate, ctx Context) error {
 			return reject("task %s: golden case %s is not the suite's case %s for profile %s", cs.Task, cs.Case, t.Cases[c.Against].Name, c.Against)
 		}
 	}
-	if conforms != c.Conforms {
+	for _, e := range c.Exhaustive {
+		if e.Conforms != (e.Differing == 0 && e.Chunks > 0) {
+			return reject("exhaustive %s: conforms=%v does not follow from %d differing chunks", e.Conversion, e.Conforms, e.Differing)
+		}
+		if e.Chunks < 256 && c.Valid {
+			return reject("exhaustive %s swept %d of 256 chunks but the certificate claims to be valid for certification", e.Conversion, e.Chunks)
+		}
+	}
+	if conforms = conformsFrom(c); conforms != c.Conforms {
 		return reject("conforms=%v does not follow from the case results", c.Conforms)
 	}
 	if c.Claimed != "" && c.Against != c.Claimed {
@@ -210,3 +218,6 @@ func filesDiff(want, got []results.File) string {
 	}
 	return "sizes differ"
 }
+
+// ContentDigest is the digest Verify expects in c.ContentSHA256.
+func ContentDigest(c *Certificate) (string, error) { return c.contentDigest() }

@@ -90,6 +90,16 @@ func (c *Certificate) Markdown() []byte {
 		}
 		fmt.Fprintf(&b, "| `%s` | %s | %d | %d of %d |\n", p.Profile, v, p.Mismatches, p.Tasks, p.TasksTotal)
 	}
+	if len(c.Exhaustive) > 0 {
+		fmt.Fprintf(&b, "\n## Exhaustive sweeps (all float32 inputs, Merkle digests of golden/exhaustive)\n\n| conversion | verdict | chunks swept | differing chunks | first difference |\n|---|---|---|---|---|\n")
+		for _, e := range c.Exhaustive {
+			v := "differs"
+			if e.Conforms {
+				v = "conforms"
+			}
+			fmt.Fprintf(&b, "| `%s` | %s | %d | %d | %s |\n", e.Conversion, v, e.Chunks, e.Differing, e.First)
+		}
+	}
 	fmt.Fprintf(&b, "\n## Cases (held to `%s`)\n\n| task | golden case | result | elements | mismatches |\n|---|---|---|---|---|\n", c.Against)
 	for _, cs := range c.Cases {
 		fmt.Fprintf(&b, "| %s | %s | %s | %d | %d |\n", cs.Task, cs.Case, cs.Result, cs.Elements, cs.Mismatches)
@@ -185,6 +195,17 @@ func (c *Certificate) JUnit() ([]byte, error) {
 				t.WriteString("diagnosis: " + c.Diagnosis.Summary() + "\n")
 			}
 			jc.Failure = &junitFailure{Message: fmt.Sprintf("%d of %d elements differ from %s", cs.Mismatches, cs.Elements, cs.Case), Text: t.String()}
+			s.Failures++
+		}
+		s.Cases = append(s.Cases, jc)
+	}
+	for _, e := range c.Exhaustive {
+		if e.Profile != c.Against {
+			continue
+		}
+		jc := junitCase{Name: "exhaustive " + e.Conversion, Classname: "bitexact." + c.Suite}
+		if !e.Conforms {
+			jc.Failure = &junitFailure{Message: fmt.Sprintf("%d of %d chunks differ", e.Differing, e.Chunks), Text: e.First}
 			s.Failures++
 		}
 		s.Cases = append(s.Cases, jc)

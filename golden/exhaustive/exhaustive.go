@@ -67,10 +67,53 @@ func Compute(ctx context.Context, u Unary, conv string, workers int, progress Pr
 	if err != nil {
 		return nil, err
 	}
+	all := make([]int, Leaves)
+	for i := range all {
+		all[i] = i
+	}
+	leaves, err := hashChunks(ctx, u, c, all, workers, progress)
+	if err != nil {
+		return nil, err
+	}
+	d := &Digest{Conversion: conv, Width: c.Width(), ChunkLog2: ChunkLog2, Leaves: make([]string, Leaves)}
+	for i := range leaves {
+		d.Leaves[i] = hex.EncodeToString(leaves[i][:])
+	}
+	root := merkleRoot(leaves)
+	d.Root = hex.EncodeToString(root[:])
+	return d, nil
+}
+
+// ComputeLeaves hashes only the given chunks and returns their leaves (hex),
+// in the order given. Checking a few leaves against a committed digest is
+// a sampled check: it says nothing about the other chunks.
+func ComputeLeaves(ctx context.Context, u Unary, conv string, chunks []int, workers int) ([]string, error) {
+	c, err := unary.Lookup(conv)
+	if err != nil {
+		return nil, err
+	}
+	for _, i := range chunks {
+		if i < 0 || i >= Leaves {
+			return nil, fmt.Errorf("chunk %d out of range [0, %d)", i, Leaves)
+		}
+	}
+	leaves, err := hashChunks(ctx, u, c, chunks, workers, nil)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, len(chunks))
+	for i := range leaves {
+		out[i] = hex.EncodeToString(leaves[i][:])
+	}
+	return out, nil
+}
+
+func hashChunks(ctx context.Context, u Unary, c unary.Conversion, chunks []int, workers int, progress Progress) ([][32]byte, error) {
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
-	leaves := make([][32]byte, Leaves)
+	total := uint64(len(chunks)) * Chunk
+	leaves := make([][32]byte, len(chunks))
 	var next atomic.Int64
 	var done atomic.Uint64
 	var mu sync.Mutex
@@ -82,41 +125,34 @@ func Compute(ctx context.Context, u Unary, conv string, workers int, progress Pr
 			defer wg.Done()
 			buf := make([]byte, callInputs*c.Width())
 			for {
-				i := int(next.Add(1) - 1)
-				if i >= Leaves {
+				k := int(next.Add(1) - 1)
+				if k >= len(chunks) {
 					return
 				}
+				i := chunks[k]
 				h := sha256.New()
 				h.Write([]byte{0})
 				for off := 0; off < Chunk; off += callInputs {
-					if err := u.Unary(ctx, conv, uint32(i*Chunk+off), buf); err != nil {
-						errs[w] = fmt.Errorf("%s: inputs 0x%08x..: %w", conv, uint32(i*Chunk+off), err)
-						next.Store(Leaves)
+					start := uint32(i*Chunk + off)
+					if err := u.Unary(ctx, c.Name, start, buf); err != nil {
+						errs[w] = fmt.Errorf("%s: inputs 0x%08x..: %w", c.Name, start, err)
+						next.Store(int64(len(chunks)))
 						return
 					}
 					h.Write(buf)
 					d := done.Add(callInputs)
 					if progress != nil {
 						mu.Lock()
-						progress(d, 1<<32)
+						progress(d, total)
 						mu.Unlock()
 					}
 				}
-				h.Sum(leaves[i][:0])
+				h.Sum(leaves[k][:0])
 			}
 		}()
 	}
 	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		return nil, err
-	}
-	d := &Digest{Conversion: conv, Width: c.Width(), ChunkLog2: ChunkLog2, Leaves: make([]string, Leaves)}
-	for i := range leaves {
-		d.Leaves[i] = hex.EncodeToString(leaves[i][:])
-	}
-	root := merkleRoot(leaves)
-	d.Root = hex.EncodeToString(root[:])
-	return d, nil
+	return leaves, errors.Join(errs...)
 }
 
 func merkleRoot(level [][32]byte) [32]byte {

@@ -73,10 +73,19 @@ func gemvSchedule(p Params, def string) (gemv.Schedule, error) {
 }
 
 // gemvOut wraps results already rounded to s.Out as F16 or F32.
+//
+// An fp16 NaN result is stored as 0x7FFF, the NaN that CUDA's
+// __float2half_rn writes (measured on the H100, as refimpl/ggml's cudaHalf
+// pins it): GEMVs with fp16 output are CUDA kernels' contract, and a NaN
+// carries no value to preserve, only a bit pattern to agree on.
 func gemvOut(y []float32, shape []int, out gemv.Precision) tensor.Tensor {
 	if out == gemv.FP16 {
 		h := make([]uint16, len(y))
 		for i, v := range y {
+			if v != v {
+				h[i] = 0x7FFF
+				continue
+			}
 			h[i] = half.EncodeFP16(v) // exact: v is an fp16 value
 		}
 		return tensor.FromBits16(tensor.F16, shape, h)

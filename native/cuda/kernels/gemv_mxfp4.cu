@@ -110,7 +110,9 @@ extern "C" __global__ void q8_1_quantize(const float *__restrict__ x, u64 nblock
     blk[4 + lane] = (u8)(q & 0xFF);
     if (lane == 0) {
       __half hd = __float2half_rn(d), hs = __float2half_rn(sum);
-      u16 db = *reinterpret_cast<u16 *>(&hd), sb = *reinterpret_cast<u16 *>(&hs);
+      // __half_as_ushort, not a pointer cast: reading a __half through a
+      // u16* is an aliasing violation the optimiser may exploit.
+      u16 db = __half_as_ushort(hd), sb = __half_as_ushort(hs);
       blk[0] = (u8)db; blk[1] = (u8)(db >> 8);
       blk[2] = (u8)sb; blk[3] = (u8)(sb >> 8);
     }

@@ -1,0 +1,500 @@
+//go:build cuda
+
+package ptxabi
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"math"
+	"time"
+
+	"github.com/bitexact/bitexact/conformance/certificate"
+	"github.com/bitexact/bitexact/conformance/suite"
+	"github.com/bitexact/bitexact/golden"
+	"github.com/bitexact/bitexact/golden/exhaustive"
+	"github.com/bitexact/bitexact/native/cuda"
+	"github.com/bitexact/bitexact/refimpl/ops"
+	"github.com/bitexact/bitexact/refimpl/tensor"
+	"github.com/bitexact/bitexact/refimpl/unary"
+)
+
+// Options configure Certify.
+type Options struct {
+	Dev    *cuda.Device
+	PTX    []byte
+	Kernel string
+	ABI    string
+	// Claim is the profile the kernel claims ("" for the ABI's default).
+	Claim         string
+	Set           *golden.Set
+	GoldenSHA256  string
+	ReferenceWasm string
+	// SampleChunks, when in 1..255, sweeps only that many of the 256
+	// chunks of 2^24 inputs (evenly spaced): a sampled run, marked not
+	// valid for certification. 0 sweeps all 2^32 inputs.
+	SampleChunks  int
+	MaxMismatches int
+	// Log, if set, receives progress lines.
+	Log io.Writer
+}
+
+// Certify loads the PTX, runs the kernel on every task of its ABI's
+// suite (and, for unary ABIs, on all 2^32 float32 inputs) and builds the
+// certificate.
+func Certify(ctx context.Context, o Options) (*certificate.Certificate, error) {
+	a, err := Lookup(o.ABI)
+	if err != nil {
+		return nil, err
+	}
+	s, err := suite.Resolve(o.Set, a.Suite)
+	if err != nil {
+		return nil, err
+	}
+	claim := o.Claim
+	if claim == "" {
+		claim = a.DefaultClaim
+	}
+	if !s.HasProfile(claim) {
+		return nil, fmt.Errorf("profile %q is not a profile of suite %s (profiles: %v)", claim, s.Name, s.Profiles)
+	}
+	if o.SampleChunks < 0 || o.SampleChunks > exhaustive.Leaves {
+		return nil, fmt.Errorf("sample %d: want 0 (all) to %d chunks", o.SampleChunks, exhaustive.Leaves)
+	}
+	mod, err := o.Dev.LoadPTX(ctx, o.PTX)
+	if err != nil {
+		return nil, err
+	}
+	defer mod.Unload(context.Background())
+	if err := mod.Has(ctx, o.Kernel); err != nil {
+		return nil, err
+	}
+	k := kernel{dev: o.Dev, mod: mod, name: o.Kernel, abi: a}
+	outputs := map[string]ops.Tensors{}
+	for _, t := range s.Tasks {
+		c, ok := t.Cases[claim]
+		if !ok {
+			return nil, fmt.Errorf("task %s has no golden case for profile %s", t.Name, claim)
+		}
+		in, err := o.Set.Inputs(c)
+		if err != nil {
+			return nil, err
+		}
+		want, err := o.Set.Expected(c)
+		if err != nil {
+			return nil, err
+		}
+		params := ops.Params{}
+		for key, v := range c.Params {
+			params[key] = v
+		}
+		out, err := k.run(ctx, params, in, want)
+		if err != nil {
+			return nil, fmt.Errorf("task %s: %w", t.Name, err)
+		}
+		outputs[t.Name] = out
+		logf(o.Log, "task %s: ran %s", t.Name, o.Kernel)
+	}
+	in := certificate.Input{Suite: s, Set: o.Set, GoldenSHA256: o.GoldenSHA256, ReferenceWasm: o.ReferenceWasm,
+		Backend: "cuda-ptx", Implementation: fmt.Sprintf("PTX kernel %s (ABI %s, sha256 %s)", o.Kernel, a.Name, mod.SHA256),
+		Claimed: claim, Outputs: outputs, MaxMismatches: o.MaxMismatches,
+		Extra: map[string]string{"ptx_sha256": mod.SHA256, "kernel": o.Kernel, "abi": a.Name}}
+	if info, err := o.Dev.Info(ctx); err == nil {
+		in.Platform = fmt.Sprintf("%s (sm %s, %d SMs), CUDA driver API %d, %s", info.Name, info.CC, info.SMs, info.DriverAPI, info.Driver)
+	}
+	if a.Format != "" {
+		ex, err := k.sweep(ctx, s, o.SampleChunks, o.Log)
+		if err != nil {
+			return nil, err
+		}
+		in.Exhaustive = ex
+		if o.SampleChunks > 0 && o.SampleChunks < exhaustive.Leaves {
+			in.Reduced = fmt.Sprintf("sampled run: %d of %d chunks of the exhaustive sweep (--sample)", o.SampleChunks, exhaustive.Leaves)
+		}
+	}
+	return certificate.Build(in)
+}
+
+func logf(w io.Writer, format string, a ...any) {
+	if w != nil {
+		fmt.Fprintf(w, "certify cuda: "+format+"\n", a...)
+	}
+}
+
+type kernel struct {
+	dev  *cuda.Device
+	mod  *cuda.ThirdParty
+	name string
+	abi  ABI
+}
+
+var blockDims = cuda.Dims{X: 256, Y: 1, Z: 1}
+
+func (k kernel) launch(ctx context.Context, work int64, args ...any) error {
+	return k.mod.Launch(ctx, k.name, cuda.Grid1D(work, 256, 65535), blockDims, 0, args...)
+}
+
+// buffers tracks device allocations of one call.
+type buffers struct {
+	ctx  context.Context
+	d    *cuda.Device
+	bufs []cuda.Buffer
+}
+
+func (b *buffers) upload(data []byte) (cuda.Buffer, error) {
+	x, err := b.d.Upload(b.ctx, data)
+	if err == nil {
+		b.bufs = append(b.bufs, x)
+	}
+	return x, err
+}
+
+// zeros allocates n bytes (at least 1) filled with zero.
+func (b *buffers) zeros(n int) (cuda.Buffer, error) {
+	if n < 1 {
+		n = 1
+	}
+	x, err := b.d.Alloc(b.ctx, int64(n))
+	if err != nil {
+		return x, err
+	}
+	b.bufs = append(b.bufs, x)
+	return x, b.d.Memset(b.ctx, x, 0)
+}
+
+func (b *buffers) download(x cuda.Buffer, n int) ([]byte, error) {
+	out := make([]byte, n)
+	return out, b.d.Download(b.ctx, out, x)
+}
+
+func (b *buffers) free() {
+	for _, x := range b.bufs {
+		b.d.Free(context.Background(), x)
+	}
+}
+
+// run runs the kernel on one task's inputs; want is the claimed profile's
+// golden output (its per-tensor value feeds the NVFP4 ABI).
+func (k kernel) run(ctx context.Context, p ops.Params, in ops.Tensors, want ops.Tensors) (ops.Tensors, error) {
+	b := &buffers{ctx: ctx, d: k.dev}
+	defer b.free()
+	switch k.abi.Name {
+	case "unary-e2m1", "unary-e4m3", "unary-e5m2", "unary-e8m0":
+		x, ok := in["x"]
+		if !ok {
+			return nil, fmt.Errorf("input tensor %q missing", "x")
+		}
+		codes, err := k.unary(ctx, b, x.Data)
+		if err != nil {
+			return nil, err
+		}
+		t := tensor.FromU8(x.Shape, codes)
+		t.Logical = k.abi.Format
+		return ops.Tensors{"codes": t}, nil
+	case "nvfp4-quantize":
+		if p.Get("swizzle", "0") != "0" {
+			return nil, fmt.Errorf("ABI %s writes linear scales: claim a swizzle=0 profile", k.abi.Name)
+		}
+		x := in["x"]
+		if err := x.Expect("x", tensor.F32, -1, -1); err != nil {
+			return nil, err
+		}
+		g, ok := want["global"]
+		if !ok || g.DType != tensor.F32 || g.Len() != 1 {
+			return nil, fmt.Errorf("golden output has no float32 global")
+		}
+		rows, cols := x.Shape[0], x.Shape[1]
+		bx, err := b.upload(x.Data)
+		if err != nil {
+			return nil, err
+		}
+		bp, err := b.zeros(rows * cols / 2)
+		if err != nil {
+			return nil, err
+		}
+		bs, err := b.zeros(rows * cols / 16)
+		if err != nil {
+			return nil, err
+		}
+		if err := k.launch(ctx, int64(rows*cols/16), bx, bp, bs, g.F32()[0], int32(rows), int32(cols)); err != nil {
+			return nil, err
+		}
+		packed, err := b.download(bp, rows*cols/2)
+		if err != nil {
+			return nil, err
+		}
+		scales, err := b.download(bs, rows*cols/16)
+		if err != nil {
+			return nil, err
+		}
+		pt := tensor.FromU8([]int{rows, cols / 2}, packed)
+		pt.Logical = "e2m1x2"
+		st := tensor.FromU8([]int{rows, cols / 16}, scales)
+		st.Logical = "e4m3"
+		return ops.Tensors{"packed": pt, "scales": st, "global": g}, nil
+	case "awq-pack":
+		if l := p.Get("layout", "awq"); l != "awq" {
+			return nil, fmt.Errorf("ABI %s has the awq layout's shapes: claim layout awq, not %s", k.abi.Name, l)
+		}
+		q, z := in["q"], in["zeros"]
+		if err := q.Expect("q", tensor.U8, -1, -1); err != nil {
+			return nil, err
+		}
+		if err := z.Expect("zeros", tensor.U8, -1, q.Shape[1]); err != nil {
+			return nil, err
+		}
+		ic, oc, groups := q.Shape[0], q.Shape[1], z.Shape[0]
+		bq, err := b.upload(q.Data)
+		if err != nil {
+			return nil, err
+		}
+		bz, err := b.upload(z.Data)
+		if err != nil {
+			return nil, err
+		}
+		bw, err := b.zeros(4 * ic * oc / 8)
+		if err != nil {
+			return nil, err
+		}
+		bqz, err := b.zeros(4 * groups * oc / 8)
+		if err != nil {
+			return nil, err
+		}
+		if err := k.launch(ctx, int64(ic*oc/8), bq, bz, bw, bqz, int32(ic), int32(oc), int32(ic/groups)); err != nil {
+			return nil, err
+		}
+		w, err := b.download(bw, 4*ic*oc/8)
+		if err != nil {
+			return nil, err
+		}
+		zw, err := b.download(bqz, 4*groups*oc/8)
+		if err != nil {
+			return nil, err
+		}
+		return ops.Tensors{
+			"qweight": {DType: tensor.I32, Shape: []int{ic, oc / 8}, Data: w},
+			"qzeros":  {DType: tensor.I32, Shape: []int{groups, oc / 8}, Data: zw},
+		}, nil
+	case "sparse24-compress":
+		if l := p.Get("layout", "rowmajor"); l != "rowmajor" {
+			return nil, fmt.Errorf("ABI %s is row-major: claim layout rowmajor, not %s", k.abi.Name, l)
+		}
+		c := in["codes"]
+		if err := c.Expect("codes", tensor.U8, -1, -1); err != nil {
+			return nil, err
+		}
+		n, kk := c.Shape[0], c.Shape[1]
+		bc, err := b.upload(c.Data)
+		if err != nil {
+			return nil, err
+		}
+		bcomp, err := b.zeros(n * kk / 4)
+		if err != nil {
+			return nil, err
+		}
+		bmeta, err := b.zeros(n * kk / 8)
+		if err != nil {
+			return nil, err
+		}
+		if err := k.launch(ctx, int64(n*kk/8), bc, bcomp, bmeta, int32(n), int32(kk)); err != nil {
+			return nil, err
+		}
+		comp, err := b.download(bcomp, n*kk/4)
+		if err != nil {
+			return nil, err
+		}
+		meta, err := b.download(bmeta, n*kk/8)
+		if err != nil {
+			return nil, err
+		}
+		ct := tensor.FromU8([]int{n, kk / 4}, comp)
+		ct.Logical = "e2m1x2"
+		return ops.Tensors{"comp": ct, "meta": tensor.FromU8([]int{n, kk / 8}, meta)}, nil
+	}
+	return nil, fmt.Errorf("ABI %s has no runner", k.abi.Name)
+}
+
+// unary runs a unary kernel on float32 bytes xb and returns one code per
+// input (unpacking E2M1 pairs).
+func (k kernel) unary(ctx context.Context, b *buffers, xb []byte) ([]byte, error) {
+	n := len(xb) / 4
+	if k.abi.Packed && n%2 != 0 {
+		return nil, fmt.Errorf("ABI %s needs an even number of inputs, got %d", k.abi.Name, n)
+	}
+	outLen, work := n, int64(n)
+	if k.abi.Packed {
+		outLen, work = n/2, int64(n/2)
+	}
+	bx, err := b.upload(xb)
+	if err != nil {
+		return nil, err
+	}
+	bo, err := b.zeros(outLen)
+	if err != nil {
+		return nil, err
+	}
+	if err := k.launch(ctx, work, bx, bo, uint64(n)); err != nil {
+		return nil, err
+	}
+	raw, err := b.download(bo, outLen)
+	if err != nil {
+		return nil, err
+	}
+	if !k.abi.Packed {
+		return raw, nil
+	}
+	codes := make([]byte, n)
+	for i, v := range raw {
+		codes[2*i], codes[2*i+1] = v&15, v>>4
+	}
+	return codes, nil
+}
+
+// sweepCall is the inputs per kernel launch of the sweep.
+const sweepCall = 1 << 22
+
+// sweeper runs the kernel over consecutive float32 bit patterns with
+// reused buffers.
+type sweeper struct {
+	k      kernel
+	bx, bo cuda.Buffer
+	host   []byte
+	raw    []byte
+}
+
+func (k kernel) newSweeper(ctx context.Context) (*sweeper, error) {
+	s := &sweeper{k: k, host: make([]byte, 4*sweepCall), raw: make([]byte, sweepCall)}
+	var err error
+	if s.bx, err = k.dev.Alloc(ctx, 4*sweepCall); err != nil {
+		return nil, err
+	}
+	if s.bo, err = k.dev.Alloc(ctx, sweepCall); err != nil {
+		k.dev.Free(ctx, s.bx)
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *sweeper) close() {
+	s.k.dev.Free(context.Background(), s.bx)
+	s.k.dev.Free(context.Background(), s.bo)
+}
+
+// codes writes the codes of inputs start .. start+len(out)-1 into out
+// (len(out) == sweepCall).
+func (s *sweeper) codes(ctx context.Context, start uint32, out []byte) error {
+	for i := 0; i < sweepCall; i++ {
+		binary.LittleEndian.PutUint32(s.host[4*i:], start+uint32(i))
+	}
+	if err := s.k.dev.CopyIn(ctx, s.bx, s.host); err != nil {
+		return err
+	}
+	outLen, work := sweepCall, int64(sweepCall)
+	if s.k.abi.Packed {
+		outLen, work = sweepCall/2, sweepCall/2
+	}
+	if err := s.k.launch(ctx, work, s.bx, s.bo, uint64(sweepCall)); err != nil {
+		return err
+	}
+	if !s.k.abi.Packed {
+		return s.k.dev.Download(ctx, out, s.bo)
+	}
+	if err := s.k.dev.Download(ctx, s.raw[:outLen], s.bo); err != nil {
+		return err
+	}
+	for i, v := range s.raw[:outLen] {
+		out[2*i], out[2*i+1] = v&15, v>>4
+	}
+	return nil
+}
+
+// sweep hashes the kernel's codes chunk by chunk (leaf i = SHA-256(0x00 ||
+// codes of inputs i*2^24 ..)) and compares the leaves with the committed
+// digest of every profile of the format.
+func (k kernel) sweep(ctx context.Context, s *suite.Suite, sample int, log io.Writer) ([]certificate.Exhaustive, error) {
+	chunks := make([]int, 0, exhaustive.Leaves)
+	if sample == 0 || sample >= exhaustive.Leaves {
+		for i := 0; i < exhaustive.Leaves; i++ {
+			chunks = append(chunks, i)
+		}
+	} else {
+		for j := 0; j < sample; j++ {
+			chunks = append(chunks, j*exhaustive.Leaves/sample)
+		}
+	}
+	sw, err := k.newSweeper(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer sw.close()
+	leaves := map[int]string{}
+	buf := make([]byte, sweepCall)
+	t0 := time.Now()
+	for n, i := range chunks {
+		h := sha256.New()
+		h.Write([]byte{0})
+		for off := 0; off < exhaustive.Chunk; off += sweepCall {
+			if err := sw.codes(ctx, uint32(i*exhaustive.Chunk+off), buf); err != nil {
+				return nil, fmt.Errorf("exhaustive sweep, inputs 0x%08x..: %w", uint32(i*exhaustive.Chunk+off), err)
+			}
+			h.Write(buf)
+		}
+		leaves[i] = hex.EncodeToString(h.Sum(nil))
+		if (n+1)%32 == 0 {
+			logf(log, "exhaustive: %d of %d chunks (%s)", n+1, len(chunks), time.Since(t0).Round(time.Second))
+		}
+	}
+	var out []certificate.Exhaustive
+	for _, conv := range unary.All() {
+		if conv.Format != k.abi.Format {
+			continue
+		}
+		d, err := exhaustive.Committed(conv.Name)
+		if err != nil {
+			return nil, err
+		}
+		e := certificate.Exhaustive{Conversion: conv.Name, Profile: conv.Profile, Chunks: len(chunks)}
+		first := -1
+		for _, i := range chunks {
+			if leaves[i] != d.Leaves[i] {
+				e.Differing++
+				if first < 0 {
+					first = i
+				}
+			}
+		}
+		e.Conforms = e.Differing == 0
+		if first >= 0 {
+			e.First, err = k.localize(ctx, sw, conv, first)
+			if err != nil {
+				return nil, err
+			}
+		}
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+// localize finds the first input of chunk where the kernel and the
+// reference conversion disagree.
+func (k kernel) localize(ctx context.Context, sw *sweeper, conv unary.Conversion, chunk int) (string, error) {
+	got := make([]byte, sweepCall)
+	want := make([]byte, sweepCall)
+	for off := 0; off < exhaustive.Chunk; off += sweepCall {
+		start := uint32(chunk*exhaustive.Chunk + off)
+		if err := sw.codes(ctx, start, got); err != nil {
+			return "", err
+		}
+		conv.EncodeRange(start, want)
+		for i := range got {
+			if got[i] != want[i] {
+				x := start + uint32(i)
+				return fmt.Sprintf("input 0x%08x (%g): reference 0x%02x, kernel 0x%02x", x, math.Float32frombits(x), want[i], got[i]), nil
+			}
+		}
+	}
+	return "chunk differs in the digest but not when recomputed", nil
+}
