@@ -149,7 +149,10 @@ func reportCertificate(c *certificate.Certificate, out string, stdout, stderr io
 	tw.Flush()
 	fmt.Fprintln(stdout)
 	for _, cs := range c.Cases {
-		if cs.Result == "pass" {
+		if cs.Result == "n/a" {
+			fmt.Fprintf(stdout, "n/a  %s: the golden set has no case of profile %s for this task\n", cs.Task, cs.Profile)
+		}
+		if cs.Result != "fail" {
 			continue
 		}
 		fmt.Fprintf(stdout, "FAIL %s (%s): %d of %d elements differ\n", cs.Task, cs.Case, cs.Mismatches, cs.Elements)

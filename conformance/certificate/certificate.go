@@ -80,13 +80,18 @@ type Case struct {
 	Task    string `json:"task"`
 	Case    string `json:"case"`
 	Profile string `json:"profile"`
-	// Result is "pass" or "fail".
+	// Result is "pass", "fail", or "n/a" when the golden set has no case
+	// of the profile for this task (Case is then NoCase).
 	Result     string     `json:"result"`
 	Elements   int        `json:"elements"`
 	Mismatches int        `json:"mismatches"`
 	Tensors    []Tensor   `json:"tensors"`
 	First      []Mismatch `json:"first_mismatches,omitempty"`
 }
+
+// NoCase is the Case of a task the golden set does not compute under the
+// profile held to.
+const NoCase = "(none)"
 
 // Tensor is one output tensor's count.
 type Tensor struct {
@@ -251,9 +256,12 @@ func Build(in Input) (*Certificate, error) {
 		cs := Case{Task: td.t.Name, Profile: c.Against}
 		want, ok := td.expected[c.Against]
 		if !ok {
-			cs.Result = "fail"
-			cs.Case = "(none)"
-			cs.Tensors = []Tensor{{Name: "*", Layout: "the golden set has no case of profile " + c.Against + " for this task"}}
+			// The golden set computes this profile on other tasks only (an
+			// E2M1 element profile of MXFP4 on the edge blocks, not the
+			// matrix): nothing to hold this task to.
+			cs.Result = "n/a"
+			cs.Case = NoCase
+			cs.Tensors = []Tensor{}
 			c.Cases = append(c.Cases, cs)
 			continue
 		}
@@ -296,7 +304,7 @@ func Build(in Input) (*Certificate, error) {
 // exhaustive sweep of the profile held to matches its digest.
 func conformsFrom(c *Certificate) bool {
 	for _, cs := range c.Cases {
-		if cs.Result != "pass" {
+		if cs.Result == "fail" {
 			return false
 		}
 	}

@@ -97,7 +97,6 @@ func Verify(c *Certificate, ctx Context) error {
 		return reject("tasks are missing (%s) but the certificate claims to be valid for certification", strings.Join(c.Missing, ", "))
 	}
 	// Verdicts follow from the counts.
-	conforms := true
 	for _, cs := range c.Cases {
 		sum := 0
 		for _, t := range cs.Tensors {
@@ -106,16 +105,17 @@ func Verify(c *Certificate, ctx Context) error {
 		if sum != cs.Mismatches {
 			return reject("task %s: tensors count %d mismatches, the case records %d", cs.Task, sum, cs.Mismatches)
 		}
-		if (cs.Result == "pass") != (cs.Mismatches == 0 && cs.Case != "(none)") {
-			return reject("task %s: result %q does not follow from %d mismatches", cs.Task, cs.Result, cs.Mismatches)
+		switch {
+		case cs.Result == "n/a" && cs.Case == NoCase && cs.Mismatches == 0:
+		case cs.Result == "pass" && cs.Case != NoCase && cs.Mismatches == 0:
+		case cs.Result == "fail" && cs.Case != NoCase && cs.Mismatches > 0:
+		default:
+			return reject("task %s: result %q does not follow from %d mismatches against case %s", cs.Task, cs.Result, cs.Mismatches, cs.Case)
 		}
 		if cs.Profile != c.Against {
 			return reject("task %s is held to %s, the certificate to %s", cs.Task, cs.Profile, c.Against)
 		}
-		if cs.Result != "pass" {
-			conforms = false
-		}
-		if t, ok := s.Task(cs.Task); ok && cs.Case != "(none)" && t.Cases[c.Against].Name != cs.Case {
+		if t, ok := s.Task(cs.Task); ok && cs.Case != NoCase && t.Cases[c.Against].Name != cs.Case {
 			return reject("task %s: golden case %s is not the suite's case %s for profile %s", cs.Task, cs.Case, t.Cases[c.Against].Name, c.Against)
 		}
 	}
@@ -127,7 +127,7 @@ func Verify(c *Certificate, ctx Context) error {
 			return reject("exhaustive %s swept %d of 256 chunks but the certificate claims to be valid for certification", e.Conversion, e.Chunks)
 		}
 	}
-	if conforms = conformsFrom(c); conforms != c.Conforms {
+	if conformsFrom(c) != c.Conforms {
 		return reject("conforms=%v does not follow from the case results", c.Conforms)
 	}
 	if c.Claimed != "" && c.Against != c.Claimed {

@@ -105,7 +105,7 @@ func (c *Certificate) Markdown() []byte {
 		fmt.Fprintf(&b, "| %s | %s | %s | %d | %d |\n", cs.Task, cs.Case, cs.Result, cs.Elements, cs.Mismatches)
 	}
 	for _, cs := range c.Cases {
-		if len(cs.First) == 0 && cs.Result == "pass" {
+		if cs.Result != "fail" {
 			continue
 		}
 		fmt.Fprintf(&b, "\n### %s: first %d of %d mismatches\n\n", cs.Task, len(cs.First), cs.Mismatches)
@@ -166,6 +166,11 @@ type junitCase struct {
 	Name      string        `xml:"name,attr"`
 	Classname string        `xml:"classname,attr"`
 	Failure   *junitFailure `xml:"failure,omitempty"`
+	Skipped   *junitSkipped `xml:"skipped,omitempty"`
+}
+
+type junitSkipped struct {
+	Message string `xml:"message,attr"`
 }
 
 type junitFailure struct {
@@ -186,7 +191,10 @@ func (c *Certificate) JUnit() ([]byte, error) {
 	}
 	for _, cs := range c.Cases {
 		jc := junitCase{Name: cs.Task + " @ " + cs.Profile, Classname: "bitexact." + c.Suite}
-		if cs.Result != "pass" {
+		if cs.Result == "n/a" {
+			jc.Skipped = &junitSkipped{Message: "the golden set has no case of profile " + cs.Profile + " for this task"}
+		}
+		if cs.Result == "fail" {
 			var t strings.Builder
 			for _, m := range cs.First {
 				fmt.Fprintf(&t, "%s%v: expected %s; got %s\n", m.Tensor, m.Position, m.Expected, m.Got)

@@ -53,10 +53,18 @@ func profileDoc(op, p string) string {
 	if d, ok := profileDocs[op+"/"+p]; ok {
 		return d + " (profile " + p + ")"
 	}
-	for k, v := range profileDocs {
-		if strings.HasPrefix(k, op+"/") && strings.Contains(p, strings.TrimPrefix(k, op+"/")) {
-			return v + " (profile " + p + ")"
+	// Multi-key profile names ("schedule=sparse-v7-nofma,scale_decode=...")
+	// take the doc of the longest named profile they contain, so that the
+	// text (part of the certificate) is deterministic.
+	best := ""
+	for k := range profileDocs {
+		name, ok := strings.CutPrefix(k, op+"/")
+		if ok && strings.Contains(p, name) && len(name) > len(best) {
+			best = name
 		}
+	}
+	if best != "" {
+		return profileDocs[op+"/"+best] + " (profile " + p + ")"
 	}
 	return "behaves as profile " + p
 }

@@ -115,17 +115,26 @@ func LookupRounding(name string) (Rounding, error) {
 
 // Encode converts x to E8M0 under r.
 func (r Rounding) Encode(x float32) uint8 {
-	b := math.Float32bits(x)
+	// Passing the rule fields (not r, which holds two strings) lets this
+	// wrapper inline and keeps the call cheap in hot loops, wasm included.
+	return encode(math.Float32bits(x), r.rule, r.negativeNaN, r.zeroNaN, r.satfinite)
+}
+
+func encode(b uint32, rule roundRule, negativeNaN, zeroNaN, satfinite bool) uint8 {
+	overflow := NaN
+	if satfinite {
+		overflow = 0xFE
+	}
 	a := b & 0x7fffffff
 	switch {
 	case a > 0x7f800000:
 		return NaN
-	case r.negativeNaN && b>>31 == 1:
+	case negativeNaN && b>>31 == 1:
 		return NaN
 	case a == 0x7f800000:
-		return r.overflow()
+		return overflow
 	case a == 0:
-		if r.zeroNaN {
+		if zeroNaN {
 			return NaN
 		}
 		return 0
@@ -140,13 +149,13 @@ func (r Rounding) Encode(x float32) uint8 {
 		// an implied bit of 0, so exactly 2^-127 stays (torch's tie goes to
 		// the even implied bit) and anything above rounds up: the same
 		// split, although the value midpoint would be mantissa 0x600000.
-		if r.rule != towardZero && m > 0x400000 {
+		if rule != towardZero && m > 0x400000 {
 			return 1
 		}
 		return 0
 	}
 	var inc bool
-	switch r.rule {
+	switch rule {
 	case up:
 		inc = m != 0
 	case halfUp:
@@ -156,14 +165,7 @@ func (r Rounding) Encode(x float32) uint8 {
 		e++
 	}
 	if e >= 0xFF {
-		return r.overflow()
+		return overflow
 	}
 	return uint8(e)
-}
-
-func (r Rounding) overflow() uint8 {
-	if r.satfinite {
-		return 0xFE
-	}
-	return NaN
 }

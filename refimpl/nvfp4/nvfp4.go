@@ -304,15 +304,19 @@ func QuantizeWithGlobal(x []float32, rows, cols int, global float32, r Recipe) (
 		Scales: make([]uint8, len(x)/BlockSize),
 		Global: global,
 	}
+	// The loop reads r through a pointer and the E2M1 rule from a local:
+	// Recipe holds five strings, and copying it per block is costly, most
+	// of all under GOARCH=wasm.
+	rp, f := &r, r.FP4
 	for blk := range q.Scales {
 		xs := x[blk*BlockSize : (blk+1)*BlockSize]
-		sc := r.blockScaleCode(blockAmax(xs, r.BlockAmax), global)
+		sc := rp.blockScaleCode(blockAmax(xs, r.BlockAmax), global)
 		q.Scales[blk] = sc
-		e := r.elementScale(fp8.E4M3.Decode(sc), global)
+		e := rp.elementScale(e4m3Values[sc], global)
 		out := q.Packed[blk*BlockSize/2 : (blk+1)*BlockSize/2]
 		for i := 0; i < BlockSize; i += 2 {
-			lo := r.FP4.Encode(e.apply(xs[i]))
-			hi := r.FP4.Encode(e.apply(xs[i+1]))
+			lo := f.Encode(e.apply(xs[i]))
+			hi := f.Encode(e.apply(xs[i+1]))
 			out[i/2] = lo&0xF | hi<<4
 		}
 	}
@@ -339,7 +343,7 @@ func blockAmax(xs []float32, rule AmaxRule) float32 {
 // b, under per-tensor value global.
 func (r Recipe) BlockScaleCode(b, global float32) uint8 { return r.blockScaleCode(b, global) }
 
-func (r Recipe) blockScaleCode(b, global float32) uint8 {
+func (r *Recipe) blockScaleCode(b, global float32) uint8 {
 	var t float32
 	switch r.BlockScale {
 	case DivSixMulGlobal:
@@ -362,6 +366,14 @@ func (r Recipe) blockScaleCode(b, global float32) uint8 {
 	return fp8.E4M3.Encode(t, r.ScaleCast)
 }
 
+// e4m3Values[c] is fp8.E4M3.Decode(c), looked up once per block.
+var e4m3Values = func() (v [256]float32) {
+	for c := range v {
+		v[c] = fp8.E4M3.Decode(uint8(c))
+	}
+	return v
+}()
+
 // elemScale maps an element to the value cast to E2M1 for one block: q =
 // x*m when mul, else x/m (x*0 when m == 0 under DivDequantScale).
 type elemScale struct {
@@ -381,7 +393,7 @@ func (e elemScale) apply(x float32) float32 {
 }
 
 // elementScale builds the element map of a block whose decoded scale is s.
-func (r Recipe) elementScale(s, global float32) elemScale {
+func (r *Recipe) elementScale(s, global float32) elemScale {
 	switch r.Element {
 	case MulRcpRcp:
 		var o float32

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"sync"
 
 	"github.com/bitexact/bitexact/refimpl/e8m0"
 	"github.com/bitexact/bitexact/refimpl/fp4"
@@ -26,6 +27,13 @@ type Conversion struct {
 	Source string
 	Encode func(float32) uint32
 	Decode func(uint32) float32
+
+	// encodeRange is the package's fast EncodeRange body: a table lookup
+	// (tabulated) or a direct call of the encoder, where the loop over
+	// Encode pays an indirect call per element (costly under GOARCH=wasm).
+	// It gives exactly Encode's codes (TestEncodeRangeExhaustive); nil, as
+	// in a Conversion built elsewhere, falls back to the loop over Encode.
+	encodeRange func(start uint32, out []byte)
 }
 
 // Width is the number of bytes one code occupies in an output stream:
@@ -39,8 +47,14 @@ func (c Conversion) Width() int {
 
 // EncodeRange writes the codes of the float32 inputs with bit patterns
 // start, start+1, ... into out, Width() bytes each, for len(out)/Width()
-// inputs. The input sequence wraps around after 0xFFFFFFFF.
+// inputs. The input sequence wraps around after 0xFFFFFFFF. For the
+// package's conversions it uses a faster equivalent of Encode, so a copy
+// whose Encode field was replaced should be built afresh instead.
 func (c Conversion) EncodeRange(start uint32, out []byte) {
+	if c.encodeRange != nil {
+		c.encodeRange(start, out)
+		return
+	}
 	if c.Width() == 1 {
 		for i := range out {
 			out[i] = byte(c.Encode(math.Float32frombits(start + uint32(i))))
@@ -54,6 +68,54 @@ func (c Conversion) EncodeRange(start uint32, out []byte) {
 	}
 }
 
+// bucketShift splits the float32 bit patterns into buckets of 2^19 that
+// share their top 13 bits (sign, exponent, top 4 mantissa bits). Every
+// rounding boundary of the 4- and 8-bit conversions lies at the start of a
+// bucket or one pattern after it: the boundaries are midpoints between
+// neighbouring codes' values (at most 3 mantissa bits plus the halfway bit,
+// so the low 19 bits are zero), the tie rule deciding whether the midpoint
+// itself rounds up (boundary at the midpoint) or down (boundary one pattern
+// above), or E8M0's power-of-two boundaries (2^e exact or 2^e plus one
+// pattern, and 2^-127 = 0x00400000 for subnormals); infinities and NaNs
+// have their own exponent. So such a code is a function of the bucket and
+// of whether the pattern is the bucket's first.
+const bucketShift = 19
+
+// codeTable holds, for bucket k, the code of the bucket's first pattern at
+// 2k+1 and of every other pattern at 2k.
+type codeTable [tableLen]uint8
+
+const tableLen = 2 << (32 - bucketShift)
+
+// tabulated returns an EncodeRange body that looks codes up in a table
+// built from enc (on first use, so that programs that never call
+// EncodeRange do not pay for it). A table lookup per element is several
+// times cheaper than calling an encoder, most of all under GOARCH=wasm,
+// where a call costs more than the conversion. The exhaustive test of this
+// package and the committed digests (golden/exhaustive) check that the
+// table gives enc's code for every input.
+func tabulated(enc func(b uint32) uint8) func(start uint32, out []byte) {
+	table := sync.OnceValue(func() *codeTable {
+		t := new(codeTable)
+		for k := range tableLen / 2 {
+			first := uint32(k) << bucketShift
+			t[2*k] = enc(first + 1)
+			t[2*k+1] = enc(first)
+		}
+		return t
+	})
+	return func(start uint32, out []byte) {
+		t := table()
+		const low = 1<<bucketShift - 1
+		for i := range out {
+			b := start + uint32(i)
+			// (b&low - 1) >> 31 is 1 exactly when b is a bucket's first
+			// pattern (b&low < 2^19, so only 0 wraps).
+			out[i] = t[(b>>bucketShift<<1|(b&low-1)>>31)&(tableLen-1)]
+		}
+	}
+}
+
 var all []Conversion
 
 func init() {
@@ -61,8 +123,9 @@ func init() {
 		p := p
 		all = append(all, Conversion{
 			Name: "e2m1/" + p.Name, Format: "e2m1", Profile: p.Name, Bits: 4, Source: p.Source,
-			Encode: func(x float32) uint32 { return uint32(p.Encode(x)) },
-			Decode: func(c uint32) float32 { return fp4.Decode(uint8(c)) },
+			Encode:      func(x float32) uint32 { return uint32(p.Encode(x)) },
+			Decode:      func(c uint32) float32 { return fp4.Decode(uint8(c)) },
+			encodeRange: tabulated(func(b uint32) uint8 { return p.Encode(math.Float32frombits(b)) }),
 		})
 	}
 	for _, f := range []fp8.Format{fp8.E4M3, fp8.E5M2} {
@@ -70,8 +133,9 @@ func init() {
 			f, p := f, p
 			all = append(all, Conversion{
 				Name: f.Name + "/" + p.Name, Format: f.Name, Profile: p.Name, Bits: 8, Source: p.Source,
-				Encode: func(x float32) uint32 { return uint32(f.Encode(x, p)) },
-				Decode: func(c uint32) float32 { return f.Decode(uint8(c)) },
+				Encode:      func(x float32) uint32 { return uint32(f.Encode(x, p)) },
+				Decode:      func(c uint32) float32 { return f.Decode(uint8(c)) },
+				encodeRange: tabulated(func(b uint32) uint8 { return f.Encode(math.Float32frombits(b), p) }),
 			})
 		}
 	}
@@ -79,8 +143,9 @@ func init() {
 		r := r
 		all = append(all, Conversion{
 			Name: "e8m0/" + r.Name, Format: "e8m0", Profile: r.Name, Bits: 8, Source: r.Source,
-			Encode: func(x float32) uint32 { return uint32(r.Encode(x)) },
-			Decode: func(c uint32) float32 { return e8m0.Decode(uint8(c)) },
+			Encode:      func(x float32) uint32 { return uint32(r.Encode(x)) },
+			Decode:      func(c uint32) float32 { return e8m0.Decode(uint8(c)) },
+			encodeRange: tabulated(func(b uint32) uint8 { return r.Encode(math.Float32frombits(b)) }),
 		})
 	}
 	all = append(all,
@@ -89,12 +154,24 @@ func init() {
 			Source: "IEEE 754 roundTiesToEven on the top 16 bits; NaN stays NaN (quieted, sign kept)",
 			Encode: func(x float32) uint32 { return uint32(half.EncodeBF16(x)) },
 			Decode: func(c uint32) float32 { return half.DecodeBF16(uint16(c)) },
+			encodeRange: func(start uint32, out []byte) {
+				for i := 0; i+1 < len(out); i += 2 {
+					v := half.EncodeBF16(math.Float32frombits(start + uint32(i/2)))
+					out[i], out[i+1] = byte(v), byte(v>>8)
+				}
+			},
 		},
 		Conversion{
 			Name: "fp16/rne", Format: "fp16", Profile: "rne", Bits: 16,
 			Source: "IEEE 754 binary16 roundTiesToEven, through github.com/x448/float16",
 			Encode: func(x float32) uint32 { return uint32(half.EncodeFP16(x)) },
 			Decode: func(c uint32) float32 { return half.DecodeFP16(uint16(c)) },
+			encodeRange: func(start uint32, out []byte) {
+				for i := 0; i+1 < len(out); i += 2 {
+					v := half.EncodeFP16(math.Float32frombits(start + uint32(i/2)))
+					out[i], out[i+1] = byte(v), byte(v>>8)
+				}
+			},
 		},
 	)
 }

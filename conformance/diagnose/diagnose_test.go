@@ -1,0 +1,144 @@
+package diagnose
+
+import (
+	"math"
+	"testing"
+
+	"github.com/bitexact/bitexact/conformance/suite"
+	"github.com/bitexact/bitexact/golden"
+	"github.com/bitexact/bitexact/refimpl/ops"
+	"github.com/bitexact/bitexact/refimpl/tensor"
+)
+
+// TestUnaryTransforms pins each unary alternative on named inputs. The
+// expected codes come from the E2M1 value table (0, 0.5, 1, 1.5, 2, 3, 4,
+// 6; sign bit 0x8) and the E4M3 encoding (448 = 0x7e, NaN = 0x7f).
+func TestUnaryTransforms(t *testing.T) {
+	e2m1 := &suite.Suite{Spec: suite.Spec{Op: "e2m1.encode"}}
+	e4m3 := &suite.Suite{Spec: suite.Spec{Op: "fp8.encode"}}
+	negNaN := math.Float32frombits(0xffc00000)
+	for _, tc := range []struct {
+		name  string
+		s     *suite.Suite
+		class string
+		x     float32
+		ref   uint8 // the reference code (nearest-even, the claimed profile)
+		want  uint8
+	}{
+		{"tie 0.25 away", e2m1, "ties-away", 0.25, 0x0, 0x1},
+		{"tie -0.25 away", e2m1, "ties-away", -0.25, 0x8, 0x9},
+		{"tie 1.25 away", e2m1, "ties-away", 1.25, 0x2, 0x3},
+		{"tie 5 away", e2m1, "ties-away", 5, 0x6, 0x7},
+		{"non-tie 1.3 stays", e2m1, "ties-away", 1.3, 0x3, 0x3},
+		{"tie 0.75 toward zero", e2m1, "ties-toward-zero", 0.75, 0x2, 0x1},
+		{"tie 3.5 toward zero", e2m1, "ties-toward-zero", 3.5, 0x6, 0x5},
+		{"tie 2.5 toward zero (already)", e2m1, "ties-toward-zero", 2.5, 0x4, 0x4},
+		{"truncate 1.7", e2m1, "truncation", 1.7, 0x4, 0x3},
+		{"truncate -5.9", e2m1, "truncation", -5.9, 0xf, 0xe},
+		{"truncate 6 exact", e2m1, "truncation", 6, 0x7, 0x7},
+		{"-NaN sign kept", e2m1, "nan-sign-kept", negNaN, 0x7, 0xf},
+		{"-0 cleared", e2m1, "negative-zero-cleared", float32(math.Copysign(0, -1)), 0x8, 0x0},
+		{"e4m3 -NaN sign kept", e4m3, "nan-sign-kept", negNaN, 0x7f, 0xff},
+		{"e4m3 -NaN cleared", e4m3, "nan-sign-cleared", negNaN, 0xff, 0x7f},
+		{"e4m3 tie 17 away", e4m3, "ties-away", 17, 0x58, 0x59}, // 16 = 0x58, 18 = 0x59, 17 a tie
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var alt *Alternative
+			for _, a := range unaryAlternatives() {
+				if a.Class == tc.class {
+					a := a
+					alt = &a
+				}
+			}
+			if alt == nil {
+				t.Fatalf("no alternative %s", tc.class)
+			}
+			ref := tensor.FromU8([]int{1}, []uint8{tc.ref})
+			task := Task{Params: ops.Params{"format": "e4m3"}, Inputs: ops.Tensors{"x": tensor.FromF32([]int{1}, []float32{tc.x})},
+				Reference: ops.Tensors{"codes": ref}}
+			out, ok, err := alt.Compute(tc.s, task)
+			if err != nil || !ok {
+				t.Fatalf("ok=%v err=%v", ok, err)
+			}
+			if got := out["codes"].Data[0]; got != tc.want {
+				t.Errorf("code 0x%02x, want 0x%02x", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestLayoutTransforms pins the result transforms on one crafted element.
+func TestLayoutTransforms(t *testing.T) {
+	// sparse24: meta nibble i0=1,i1=3 is 1|3<<2 = 0xd; swapped 3|1<<2 = 0x7.
+	meta := tensor.FromU8([]int{1}, []uint8{0x7d})
+	comp := tensor.FromU8([]int{1}, []uint8{0x21})
+	task := Task{Reference: ops.Tensors{"meta": meta, "comp": comp}}
+	out, _, _ := sparseMeta(task, false)
+	if got := out["meta"].Data[0]; got != 0xd7 {
+		t.Errorf("indices swapped: meta 0x%02x, want 0xd7", got)
+	}
+	if got := out["comp"].Data[0]; got != 0x21 {
+		t.Errorf("indices swapped: comp 0x%02x changed", got)
+	}
+	out, _, _ = sparseMeta(task, true)
+	if got := out["comp"].Data[0]; got != 0x12 {
+		t.Errorf("descending: comp 0x%02x, want 0x12", got)
+	}
+	// llama.cpp block: split halves q[j] | q[j+16]<<4 -> adjacent pairs.
+	blk := make([]uint8, 17)
+	blk[0] = 127
+	for j := 0; j < 16; j++ {
+		blk[1+j] = uint8(j) | uint8(j+16)&15<<4 // q[j] = j, q[j+16] = j (mod 16)
+	}
+	out, _, _ = ggmlAdjacent(nil, Task{Reference: ops.Tensors{"blocks": tensor.FromU8([]int{1, 17}, blk)}})
+	// q = 0,1,...,15,0,1,...,15: adjacent byte j = q[2j] | q[2j+1]<<4.
+	if got := out["blocks"].Data[1]; got != 0x10 {
+		t.Errorf("adjacent byte 0 = 0x%02x, want 0x10", got)
+	}
+	if got := out["blocks"].Data[9]; got != 0x10 {
+		t.Errorf("adjacent byte 8 = 0x%02x, want 0x10 (q[16], q[17])", got)
+	}
+	out, _, _ = nibbleSwap(nil, Task{Reference: ops.Tensors{"packed": {DType: tensor.U8, Shape: []int{1}, Logical: "e2m1x2", Data: []byte{0x3a}}}})
+	if got := out["packed"].Data[0]; got != 0xa3 {
+		t.Errorf("nibble swap 0x%02x, want 0xa3", got)
+	}
+}
+
+// TestRunExact: results equal to another profile are explained by it;
+// results equal to the reference need no explanation.
+func TestRunExact(t *testing.T) {
+	set, err := golden.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := suite.Resolve(set, "e4m3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tasks, same []Task
+	for _, tk := range s.Tasks {
+		in, _ := set.Inputs(tk.Cases["satfinite"])
+		exp := map[string]ops.Tensors{}
+		for _, p := range tk.Profiles {
+			exp[p], _ = set.Expected(tk.Cases[p])
+		}
+		tasks = append(tasks, Task{Task: tk, Params: ops.Params(tk.Cases["satfinite"].Params), Inputs: in,
+			Reference: exp["satfinite"], Expected: exp, Observed: exp["nosat"]})
+		same = append(same, Task{Task: tk, Params: ops.Params(tk.Cases["satfinite"].Params), Inputs: in,
+			Reference: exp["satfinite"], Expected: exp, Observed: exp["satfinite"]})
+	}
+	d, err := Run(s, "satfinite", tasks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !d.Explained || d.Classes[0].Class != "profile:nosat" || d.Mismatches == 0 {
+		t.Errorf("diagnosis %+v", d)
+	}
+	d, err = Run(s, "satfinite", same)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Explained || d.Mismatches != 0 {
+		t.Errorf("reference results diagnosed: %+v", d)
+	}
+}
