@@ -36,6 +36,7 @@ func runExhaustive(ctx context.Context, args []string, stdout, stderr io.Writer)
 	engine := fs.String("engine", "wasm", "engine: wasm or native")
 	workers := fs.Int("workers", 0, "chunks computed at once (default GOMAXPROCS)")
 	write := fs.String("write", "", "write digests into this directory instead of checking")
+	digests := fs.String("digests", "", "directory of digest files to check against (default: the committed ones)")
 	chunksFlag := fs.String("chunks", "", "check only these chunks (comma-separated indices 0..255) against the committed leaves: a sampled check, not a full one")
 	if st, ok := parse(fs, args); !ok {
 		return st
@@ -83,6 +84,13 @@ func runExhaustive(ctx context.Context, args []string, stdout, stderr io.Writer)
 		return usageError(stderr, "exhaustive", "name one engine")
 	}
 	e := es[0]
+	committed := exhaustive.Committed
+	if *digests != "" {
+		dir := *digests
+		committed = func(conv string) (*exhaustive.Digest, error) {
+			return exhaustive.Read(os.DirFS(dir), exhaustive.FileName(conv), conv)
+		}
+	}
 	if *chunksFlag != "" {
 		if *write != "" {
 			return usageError(stderr, "exhaustive", "--chunks excludes --write")
@@ -95,13 +103,13 @@ func runExhaustive(ctx context.Context, args []string, stdout, stderr io.Writer)
 			}
 			chunks = append(chunks, k)
 		}
-		return sampledExhaustive(ctx, e, names, chunks, *workers, stdout, stderr)
+		return sampledExhaustive(ctx, e, committed, names, chunks, *workers, stdout, stderr)
 	}
 	status := exitOK
 	for _, n := range names {
 		var want *exhaustive.Digest
 		if *write == "" {
-			if want, err = exhaustive.Committed(n); err != nil {
+			if want, err = committed(n); err != nil {
 				fmt.Fprintf(stderr, "bitexact exhaustive: %v\n", err)
 				return exitUsage
 			}
@@ -148,10 +156,10 @@ func runExhaustive(ctx context.Context, args []string, stdout, stderr io.Writer)
 
 // sampledExhaustive checks a few chunks of each conversion against the
 // committed leaves.
-func sampledExhaustive(ctx context.Context, e namedEngine, names []string, chunks []int, workers int, stdout, stderr io.Writer) int {
+func sampledExhaustive(ctx context.Context, e namedEngine, committed func(string) (*exhaustive.Digest, error), names []string, chunks []int, workers int, stdout, stderr io.Writer) int {
 	status := exitOK
 	for _, n := range names {
-		want, err := exhaustive.Committed(n)
+		want, err := committed(n)
 		if err != nil {
 			fmt.Fprintf(stderr, "bitexact exhaustive: %v\n", err)
 			return exitUsage

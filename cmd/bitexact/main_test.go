@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/bitexact/bitexact/golden"
+	"github.com/bitexact/bitexact/golden/exhaustive"
 )
 
 // bitexact runs the command in-process.
@@ -52,6 +53,8 @@ func TestUsage(t *testing.T) {
 		{"exhaustive unknown", []string{"exhaustive", "--conv", "e2m1/none"}, exitUsage, "err", `unknown conversion "e2m1/none"`},
 		{"exhaustive unknown format", []string{"exhaustive", "--op", "e9m9"}, exitUsage, "err", `unknown format "e9m9"`},
 		{"exhaustive both", []string{"exhaustive", "--all", "--conv", "e2m1/nvidia"}, exitUsage, "err", "--all excludes"},
+		{"exhaustive bad chunk", []string{"exhaustive", "--conv", "e2m1/nvidia", "--chunks", "256"}, exitUsage, "err", `--chunks: "256" is not a chunk index in 0..255`},
+		{"exhaustive sampled", []string{"exhaustive", "--conv", "e2m1/nvidia", "--engine", "native", "--chunks", "63,255"}, exitOK, "out", "ok   e2m1/nvidia            2 of 256 chunks match the committed leaves (SAMPLED, not a full check; native"},
 		{"encode -h", []string{"encode", "-h"}, exitOK, "err", "Usage: bitexact encode"},
 		{"encode nothing", []string{"encode"}, exitUsage, "err", "no VALUE given"},
 		{"encode bad value", []string{"encode", "1", "abc"}, exitUsage, "err", `argument 2: "abc" is not a number`},
@@ -245,5 +248,26 @@ func TestExhaustiveCommand(t *testing.T) {
 	code, o, e := bitexact(t, "exhaustive", "--conv", "e2m1/nvidia", "--engine", "native")
 	if code != exitOK || !strings.HasPrefix(o, "ok   e2m1/nvidia") {
 		t.Errorf("exit %d\n%s%s", code, o, e)
+	}
+}
+
+func TestExhaustiveDigestsDir(t *testing.T) {
+	d, err := exhaustive.Committed("e2m1/nvidia")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	d.Leaves[63] = strings.Repeat("0", 64)
+	b, _ := d.Marshal()
+	if err := os.WriteFile(filepath.Join(dir, "e2m1.nvidia.json"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, e := bitexact(t, "exhaustive", "--conv", "e2m1/nvidia", "--engine", "native", "--chunks", "63", "--digests", dir)
+	if code != exitUsage || !strings.Contains(e, "e2m1.nvidia.json: e2m1/nvidia: root "+d.Root+" does not match its leaves") {
+		t.Errorf("exit %d, want %d\n%s", code, exitUsage, e)
+	}
+	code, _, e = bitexact(t, "exhaustive", "--conv", "e2m1/sw-sm121", "--engine", "native", "--chunks", "63", "--digests", dir)
+	if code != exitUsage || !strings.Contains(e, "no committed digest for e2m1/sw-sm121") {
+		t.Errorf("exit %d, want %d\n%s", code, exitUsage, e)
 	}
 }
