@@ -54,3 +54,21 @@ bench-cuda:
 wasm:
 	$(GO) generate ./wasm
 # end wasm
+
+# golden
+# Regenerate the embedded golden set through the wasm module, and the
+# generated disagreement matrix. Run after any change under refimpl/;
+# `git diff --exit-code golden/ docs/semantics.md` must then be clean on a
+# second run. `make digests` recomputes the 2^32 Merkle digests (minutes).
+.PHONY: golden digests test-metal
+golden: wasm
+	$(GO) run ./cmd/bitexact golden gen
+	$(GO) run ./cmd/bitexact semantics --out docs/semantics.md
+
+digests:
+	$(GO) run ./cmd/bitexact exhaustive --all --engine native --write golden/exhaustive/digests
+
+# The Metal harness needs a Mac (build tags darwin && metal); the Linux CPU
+# check of the same kernels runs in plain `go test ./native/metal/`.
+test-metal:
+	$(GO) test -tags metal -count=1 ./native/metal/

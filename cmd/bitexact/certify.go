@@ -25,7 +25,7 @@ first differing element), 2 bad usage or an unreadable golden set.
 
 The golden set's inputs and expected outputs are fixed files; the engines
 only compute outputs. Every case is compared bit for bit, never with a
-tolerance.`
+tolerance.` + vendorCertifyHelp
 
 func runCertify(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("certify", "certify [flags]", certifyHelp, stderr)
@@ -33,8 +33,15 @@ func runCertify(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	dir := fs.String("dir", "", "golden set directory (default: the embedded set)")
 	only := fs.String("case", "", "run only cases whose name contains this string")
 	verbose := fs.Bool("v", false, "list every case, not only failures")
+	vendor := addVendorFlags(fs)
 	if st, ok := parse(fs, args); !ok {
 		return st
+	}
+	if vendor.active() {
+		if fs.NArg() > 0 {
+			return usageError(stderr, "certify", "unexpected argument %q", fs.Arg(0))
+		}
+		return runVendorCertify(ctx, vendor, *dir, stdout, stderr)
 	}
 	if fs.NArg() > 0 {
 		return usageError(stderr, "certify", "unexpected argument %q", fs.Arg(0))

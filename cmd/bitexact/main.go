@@ -12,6 +12,8 @@
 //	exhaustive  recompute 2^32-input Merkle digests of unary conversions
 //	encode      show a value's code under every profile of every format
 //	semantics   write the disagreement matrix (docs/semantics.md)
+//	export      export a vendor suite's inputs for a kernel harness
+//	verify-cert re-check a certificate
 //
 // Exit status: 0 success or full conformance, 1 a mismatch, 2 bad usage or
 // bad input.
@@ -49,6 +51,8 @@ func commands() []command {
 		{"exhaustive", "recompute and check the 2^32-input digests of unary conversions", runExhaustive},
 		{"encode", "show codes of values under every profile, or block-quantize them", runEncode},
 		{"semantics", "write the disagreement matrix of every format's profiles", runSemantics},
+		{"export", "export a vendor suite's inputs and description for a kernel harness", runExport},
+		{"verify-cert", "re-check a certificate against the golden set and its results", runVerifyCert},
 		{"serve", "serve the browser demo (the reference wasm module in a web page)", runServe},
 	}
 }

@@ -16,6 +16,7 @@ import (
 )
 
 const vendorCertifyHelp = `
+
 Vendor certification (docs/vendor.md):
 
   certify --suite SUITE --results DIR [--cert-out CERTDIR]
