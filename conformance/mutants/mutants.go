@@ -12,6 +12,7 @@ package mutants
 import (
 	"fmt"
 	"math"
+	"strconv"
 
 	"github.com/bitexact/bitexact/conformance/suite"
 	"github.com/bitexact/bitexact/golden"
@@ -140,7 +141,18 @@ func nvfp4Recipe(edit func(r *nvfp4.Recipe)) func(ops.Params, ops.Tensors) (ops.
 			return nil, err
 		}
 		m, k := x.Shape[0], x.Shape[1]
-		q, err := nvfp4.Quantize(x.F32(), m, k, r)
+		var q nvfp4.Quantized
+		if g, ok := p["global"]; ok {
+			// A case that fixes the per-tensor value: the mutant takes it
+			// as the reference op does, so that only the edited rule differs.
+			f, perr := strconv.ParseFloat(g, 32)
+			if perr != nil {
+				return nil, fmt.Errorf("parameter global=%q is not a float", g)
+			}
+			q, err = nvfp4.QuantizeWithGlobal(x.F32(), m, k, float32(f), r)
+		} else {
+			q, err = nvfp4.Quantize(x.F32(), m, k, r)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -376,24 +388,20 @@ func Catalog() []Mutant {
 			Doc: "NVFP4 element 2i stored in the high nibble",
 			Run: transform("nvfp4.quantize", swapNibbles("packed"))},
 		{Name: "nvfp4-element-reciprocal", Suite: "nvfp4", Claim: "recipe=canonical,swizzle=0", Class: "element-rule:mul-rcp",
-			Survives: "golden nvfp4 inputs: blocks.edge shares one tensor with a MaxFloat32 row, so g underflows every other block's scale to 0; matrix.f32 never hits a case where the two orders differ",
-			Doc:      "NVFP4 elements scaled by x * (1/(s/g)) where the canonical recipe divides",
-			Run:      nvfp4Recipe(func(r *nvfp4.Recipe) { r.Element = nvfp4.MulRcpRcp })},
+			Doc: "NVFP4 elements scaled by x * (1/(s/g)) where the canonical recipe divides",
+			Run: nvfp4Recipe(func(r *nvfp4.Recipe) { r.Element = nvfp4.MulRcpRcp })},
 		{Name: "nvfp4-scale-reciprocal", Suite: "nvfp4", Claim: "recipe=canonical,swizzle=0", Class: "block-scale-rule:mul-rcp6-mul-global",
-			Survives: "golden nvfp4 inputs: blocks.edge shares one tensor with a MaxFloat32 row, so g underflows every other block's scale to 0; matrix.f32 never hits a case where the two orders differ",
-			Doc:      "NVFP4 block scale computed as g * (amax * (1/6)) where the canonical recipe divides by 6",
-			Run:      nvfp4Recipe(func(r *nvfp4.Recipe) { r.BlockScale = nvfp4.MulRcpSixMulGlobal })},
+			Doc: "NVFP4 block scale computed as g * (amax * (1/6)) where the canonical recipe divides by 6",
+			Run: nvfp4Recipe(func(r *nvfp4.Recipe) { r.BlockScale = nvfp4.MulRcpSixMulGlobal })},
 		{Name: "nvfp4-e2m1-ties-away", Suite: "nvfp4", Claim: "recipe=canonical,swizzle=0", Class: "e2m1-profile:ties-away",
-			Survives: "golden nvfp4 inputs: blocks.edge shares one tensor with a MaxFloat32 row, so g underflows every other block's scale to 0; matrix.f32 never hits a case where the two orders differ",
-			Doc:      "NVFP4 elements rounded with ties away from zero",
-			Run:      nvfp4Recipe(func(r *nvfp4.Recipe) { r.FP4 = fp4.TiesAway })},
+			Doc: "NVFP4 elements rounded with ties away from zero",
+			Run: nvfp4Recipe(func(r *nvfp4.Recipe) { r.FP4 = fp4.TiesAway })},
 		{Name: "nvfp4-negative-zero-cleared", Suite: "nvfp4", Claim: "recipe=canonical,swizzle=0", Class: "negative-zero-cleared",
 			Doc: "NVFP4 elements of magnitude zero always +0",
 			Run: nvfp4Recipe(func(r *nvfp4.Recipe) { r.FP4.Zero = fp4.ZeroPositive })},
 		{Name: "nvfp4-ftz-inputs", Suite: "nvfp4", Claim: "recipe=canonical,swizzle=0", Class: "ftz-inputs",
-			Survives: "golden nvfp4 inputs: blocks.edge shares one tensor with a MaxFloat32 row, so g underflows every other block's scale to 0; matrix.f32 never hits a case where the two orders differ",
-			Doc:      "NVFP4 quantize compiled with FTZ: float32 subnormal inputs read as zero",
-			Run:      flushSubnormalInputs("nvfp4.quantize")},
+			Doc: "NVFP4 quantize compiled with FTZ: float32 subnormal inputs read as zero",
+			Run: flushSubnormalInputs("nvfp4.quantize")},
 		{Name: "nvfp4-amax-over-32", Suite: "nvfp4", Claim: "recipe=canonical,swizzle=0", Class: "",
 			Doc: "NVFP4 block scale from the amax of 32 elements (the MX block size) instead of 16: outside the diagnosis library",
 			Run: scale32},
@@ -425,15 +433,13 @@ func Catalog() []Mutant {
 			Doc: "AWQ GEMV accumulating in fp16 where fp32 partials are claimed",
 			Run: withParams("gemv.awq", ops.Params{"schedule": "seq-f16out"})},
 		{Name: "gemv-mxfp4-fused", Suite: "gemv-mxfp4", Claim: "mmvq-nofma", Class: "profile:mmvq",
-			Survives: "equivalent on the golden inputs: every product this schedule forms there is exact in float32, so contracting a*b+c into an FMA cannot change a rounding (the golden seq and seq-fma outputs are identical)",
-			Doc:      "MXFP4 GEMV with a*b+c contracted into FMA where the unfused mmvq order is claimed",
-			Run:      withParams("gemv.mxfp4_q8_1", ops.Params{"schedule": "mmvq"})},
+			Doc: "MXFP4 GEMV with a*b+c contracted into FMA where the unfused mmvq order is claimed",
+			Run: withParams("gemv.mxfp4_q8_1", ops.Params{"schedule": "mmvq"})},
 		{Name: "gemv-sparse-fp4-fused", Suite: "gemv-sparse-fp4", Claim: "schedule=sparse-v7-nofma,scale_decode=e4m3fn", Class: "profile:schedule=sparse-v7,scale_decode=e4m3fn",
-			Survives: "equivalent on the golden inputs: every product this schedule forms there is exact in float32, so contracting a*b+c into an FMA cannot change a rounding (the golden seq and seq-fma outputs are identical)",
-			Doc:      "sparse FP4 GEMV with FMA contraction where the unfused v7 order is claimed",
-			Run:      withParams("gemv.sparse_fp4", ops.Params{"schedule": "sparse-v7"})},
+			Doc: "sparse FP4 GEMV with FMA contraction where the unfused v7 order is claimed",
+			Run: withParams("gemv.sparse_fp4", ops.Params{"schedule": "sparse-v7"})},
 		{Name: "gemv-awq-fused", Suite: "gemv-awq", Claim: "seq", Class: "profile:seq-fma",
-			Survives: "equivalent on the golden inputs: every product this schedule forms there is exact in float32, so contracting a*b+c into an FMA cannot change a rounding (the golden seq and seq-fma outputs are identical)",
+			Survives: "an equivalent mutant, on every input: fp16 x fp16 products are exact in float32, so contracting a*b+c into an FMA never changes a rounding (golden's TestGEMVAWQFusionIrrelevant asserts seq and seq-fma agree)",
 			Doc:      "AWQ GEMV with FMA contraction where the unfused order is claimed",
 			Run:      withParams("gemv.awq", ops.Params{"schedule": "seq-fma"})},
 		{Name: "q8_1-cpu-sum-for-cuda", Suite: "q8_1", Claim: "cuda", Class: "profile:cpu",
