@@ -20,7 +20,7 @@ func UnaryOp(c unary.Conversion) (op string, p ops.Params, ok bool) {
 	case "e8m0":
 		return "e8m0.encode", ops.Params{"rounding": c.Profile}, true
 	case "bf16", "fp16":
-		return c.Format + ".encode", ops.Params{}, true
+		return c.Format + ".encode", ops.Params{"profile": c.Profile}, true
 	}
 	return "", nil, false
 }

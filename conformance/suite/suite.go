@@ -79,8 +79,10 @@ func Specs() []Spec {
 			Doc: "AWQ W4A16 GEMV; the schedule is the declared float summation order"},
 		{Name: "gemv-sparse-fp4", Op: "gemv.sparse_fp4", ProfileKeys: []string{"schedule", "scale_decode"}, Defaults: map[string]string{"scale_decode": "e4m3fn"},
 			Doc: "2:4-sparse NVFP4 MoE GEMV; the schedule is the declared float summation order"},
-		{Name: "bf16", Op: "bf16.encode", Doc: "float32 -> bfloat16, round to nearest even"},
-		{Name: "fp16", Op: "fp16.encode", Doc: "float32 -> IEEE binary16, round to nearest even"},
+		{Name: "bf16", Op: "bf16.encode", ProfileKeys: []string{"profile"}, Defaults: map[string]string{"profile": "rne"},
+			Doc: "float32 -> bfloat16, round to nearest even; NaN profiles rne (payload kept) and canonical-nan (0x7FFF)"},
+		{Name: "fp16", Op: "fp16.encode", ProfileKeys: []string{"profile"}, Defaults: map[string]string{"profile": "rne"},
+			Doc: "float32 -> IEEE binary16, round to nearest even; NaN profiles rne (payload kept) and canonical-nan (0x7FFF)"},
 	}
 }
 

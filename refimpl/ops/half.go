@@ -9,16 +9,16 @@ func init() {
 	for _, h := range []struct {
 		family string
 		dtype  tensor.DType
-		enc    func(float32) uint16
+		enc    func(half.Profile, float32) uint16
 		dec    func(uint16) float32
 	}{
-		{"bf16", tensor.BF16, half.EncodeBF16, half.DecodeBF16},
-		{"fp16", tensor.F16, half.EncodeFP16, half.DecodeFP16},
+		{"bf16", tensor.BF16, half.Profile.EncodeBF16, half.DecodeBF16},
+		{"fp16", tensor.F16, half.Profile.EncodeFP16, half.DecodeFP16},
 	} {
 		register(Op{
 			Name:    h.family + ".encode",
-			Doc:     "float32 -> " + string(h.dtype) + ", nearest even, overflow to Inf, NaN stays NaN (quiet, sign kept)",
-			Params:  map[string]string{},
+			Doc:     "float32 -> " + string(h.dtype) + ", nearest even, overflow to Inf; NaN per profile (rne: quiet, sign and payload kept; canonical-nan: 0x7FFF)",
+			Params:  map[string]string{"profile": "rne (default) | canonical-nan"},
 			Inputs:  []string{"x"},
 			Outputs: []string{"y"},
 			Run: func(p Params, in Tensors) (Tensors, error) {
@@ -26,10 +26,14 @@ func init() {
 				if err := x.Expect("x", tensor.F32); err != nil {
 					return nil, err
 				}
+				prof, err := half.LookupProfile(p.Get("profile", half.RNE.Name))
+				if err != nil {
+					return nil, err
+				}
 				v := x.F32()
 				b := make([]uint16, len(v))
 				for i, xi := range v {
-					b[i] = h.enc(xi)
+					b[i] = h.enc(prof, xi)
 				}
 				return Tensors{"y": tensor.FromBits16(h.dtype, x.Shape, b)}, nil
 			},

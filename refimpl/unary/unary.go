@@ -148,32 +148,36 @@ func init() {
 			encodeRange: tabulated(func(b uint32) uint8 { return r.Encode(math.Float32frombits(b)) }),
 		})
 	}
-	all = append(all,
-		Conversion{
-			Name: "bf16/rne", Format: "bf16", Profile: "rne", Bits: 16,
-			Source: "IEEE 754 roundTiesToEven on the top 16 bits; NaN stays NaN (quieted, sign kept)",
-			Encode: func(x float32) uint32 { return uint32(half.EncodeBF16(x)) },
+	for _, p := range half.Profiles() {
+		p := p
+		all = append(all, Conversion{
+			Name: "bf16/" + p.Name, Format: "bf16", Profile: p.Name, Bits: 16,
+			Source: "bfloat16: roundTiesToEven on the top 16 bits; " + p.Source,
+			Encode: func(x float32) uint32 { return uint32(p.EncodeBF16(x)) },
 			Decode: func(c uint32) float32 { return half.DecodeBF16(uint16(c)) },
 			encodeRange: func(start uint32, out []byte) {
 				for i := 0; i+1 < len(out); i += 2 {
-					v := half.EncodeBF16(math.Float32frombits(start + uint32(i/2)))
+					v := p.EncodeBF16(math.Float32frombits(start + uint32(i/2)))
 					out[i], out[i+1] = byte(v), byte(v>>8)
 				}
 			},
-		},
-		Conversion{
-			Name: "fp16/rne", Format: "fp16", Profile: "rne", Bits: 16,
-			Source: "IEEE 754 binary16 roundTiesToEven, through github.com/x448/float16",
-			Encode: func(x float32) uint32 { return uint32(half.EncodeFP16(x)) },
+		})
+	}
+	for _, p := range half.Profiles() {
+		p := p
+		all = append(all, Conversion{
+			Name: "fp16/" + p.Name, Format: "fp16", Profile: p.Name, Bits: 16,
+			Source: "IEEE binary16 through github.com/x448/float16; " + p.Source,
+			Encode: func(x float32) uint32 { return uint32(p.EncodeFP16(x)) },
 			Decode: func(c uint32) float32 { return half.DecodeFP16(uint16(c)) },
 			encodeRange: func(start uint32, out []byte) {
 				for i := 0; i+1 < len(out); i += 2 {
-					v := half.EncodeFP16(math.Float32frombits(start + uint32(i/2)))
+					v := p.EncodeFP16(math.Float32frombits(start + uint32(i/2)))
 					out[i], out[i+1] = byte(v), byte(v>>8)
 				}
 			},
-		},
-	)
+		})
+	}
 }
 
 // All returns every conversion, grouped by format with each format's
