@@ -32,18 +32,7 @@ func init() {
 			if err != nil {
 				return nil, err
 			}
-			x := in["x"]
-			if err := x.Expect("x", tensor.F32); err != nil {
-				return nil, err
-			}
-			v := x.F32()
-			c := make([]uint8, len(v))
-			for i, xi := range v {
-				c[i] = r.Encode(xi)
-			}
-			out := tensor.FromU8(x.Shape, c)
-			out.Logical = "e8m0"
-			return Tensors{"codes": out}, nil
+			return encodeCodes(in["x"], "e8m0", r.Encode)
 		},
 	})
 	register(Op{

@@ -2,7 +2,6 @@ package ops
 
 import (
 	"fmt"
-	"math"
 
 	"github.com/bitexact/bitexact/refimpl/fp4"
 	"github.com/bitexact/bitexact/refimpl/tensor"
@@ -23,20 +22,7 @@ func init() {
 			if err != nil {
 				return nil, err
 			}
-			x := in["x"]
-			if err := x.Expect("x", tensor.F32); err != nil {
-				return nil, err
-			}
-			// Bits32, not F32: the bit pattern (NaN sign and payload) is
-			// the input, and no float value is copied on the way.
-			b := x.Bits32()
-			c := make([]uint8, len(b))
-			for i, u := range b {
-				c[i] = prof.Encode(math.Float32frombits(u))
-			}
-			out := tensor.FromU8(x.Shape, c)
-			out.Logical = "e2m1"
-			return Tensors{"codes": out}, nil
+			return encodeCodes(in["x"], "e2m1", prof.Encode)
 		},
 	})
 	register(Op{

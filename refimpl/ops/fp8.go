@@ -32,18 +32,7 @@ func init() {
 			if err != nil {
 				return nil, err
 			}
-			x := in["x"]
-			if err := x.Expect("x", tensor.F32); err != nil {
-				return nil, err
-			}
-			v := x.F32()
-			c := make([]uint8, len(v))
-			for i, xi := range v {
-				c[i] = f.Encode(xi, prof)
-			}
-			out := tensor.FromU8(x.Shape, c)
-			out.Logical = f.Name
-			return Tensors{"codes": out}, nil
+			return encodeCodes(in["x"], f.Name, func(x float32) uint8 { return f.Encode(x, prof) })
 		},
 	})
 	register(Op{
