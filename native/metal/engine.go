@@ -471,29 +471,6 @@ func runAWQPack(ctx context.Context, b Backend, k Kernel, p ops.Params, in ops.T
 	return out, nil
 }
 
-// batch splits a [E, A, B] or [A, B] shape.
-func batch(t tensor.Tensor, name string) (e, a, b int, batched bool, err error) {
-	switch len(t.Shape) {
-	case 2:
-		e, a, b = 1, t.Shape[0], t.Shape[1]
-	case 3:
-		e, a, b, batched = t.Shape[0], t.Shape[1], t.Shape[2], true
-	default:
-		return 0, 0, 0, false, fmt.Errorf("tensor %q: shape %v, want [E, ., .] or [., .]", name, t.Shape)
-	}
-	if e == 0 || a == 0 || b == 0 {
-		return 0, 0, 0, false, fmt.Errorf("tensor %q: shape %v has an empty dimension", name, t.Shape)
-	}
-	return e, a, b, batched, nil
-}
-
-func shapeOf(batched bool, e int, dims ...int) []int {
-	if batched {
-		return append([]int{e}, dims...)
-	}
-	return dims
-}
-
 func runSparse24(ctx context.Context, b Backend, k Kernel, p ops.Params, in ops.Tensors) (ops.Tensors, error) {
 	c, err := input(in, "codes")
 	if err != nil {
@@ -505,7 +482,7 @@ func runSparse24(ctx context.Context, b Backend, k Kernel, p ops.Params, in ops.
 	if c.Logical != "" && c.Logical != "e2m1" {
 		return nil, kernelErr(k, fmt.Errorf("tensor \"codes\": logical format %q, want \"e2m1\" (one code per byte)", c.Logical))
 	}
-	e, n, kk, batched, err := batch(c, "codes")
+	e, n, kk, batched, err := c.SplitBatch("codes")
 	if err != nil {
 		return nil, kernelErr(k, err)
 	}
@@ -540,12 +517,12 @@ func runSparse24(ctx context.Context, b Backend, k Kernel, p ops.Params, in ops.
 		if err := s.Expect("scales", tensor.U8); err != nil {
 			return nil, kernelErr(k, err)
 		}
-		se, sn, sns, sb, err := batch(s, "scales")
+		se, sn, sns, sb, err := s.SplitBatch("scales")
 		if err != nil {
 			return nil, kernelErr(k, err)
 		}
 		if sb != batched || se != e || sn != n || kk%sns != 0 {
-			return nil, kernelErr(k, fmt.Errorf("tensor \"scales\": shape %v, want %v with S dividing K=%d", s.Shape, shapeOf(batched, e, n, -1), kk))
+			return nil, kernelErr(k, fmt.Errorf("tensor \"scales\": shape %v, want %v with S dividing K=%d", s.Shape, tensor.BatchShape(batched, e, n, -1), kk))
 		}
 		ns = sns
 	}
@@ -562,9 +539,9 @@ func runSparse24(ctx context.Context, b Backend, k Kernel, p ops.Params, in ops.
 		u32s(uint32(e), uint32(n), uint32(kk), signed, cutlass, trans)); err != nil {
 		return nil, kernelErr(k, err)
 	}
-	cs, ms := shapeOf(batched, e, n, kk/4), shapeOf(batched, e, n, kk/8)
+	cs, ms := tensor.BatchShape(batched, e, n, kk/4), tensor.BatchShape(batched, e, n, kk/8)
 	if tr {
-		cs, ms = shapeOf(batched, e, kk/4, n), shapeOf(batched, e, kk/8, n)
+		cs, ms = tensor.BatchShape(batched, e, kk/4, n), tensor.BatchShape(batched, e, kk/8, n)
 	}
 	ct := tensor.FromU8(cs, comp)
 	ct.Logical = "e2m1x2"
@@ -578,7 +555,7 @@ func runSparse24(ctx context.Context, b Backend, k Kernel, p ops.Params, in ops.
 				u32s(uint32(e), uint32(n), uint32(ns))); err != nil {
 				return nil, kernelErr(k, err)
 			}
-			st = tensor.FromU8(shapeOf(batched, e, ns, n), data)
+			st = tensor.FromU8(tensor.BatchShape(batched, e, ns, n), data)
 			st.Logical = s.Logical
 		}
 		out["scales"] = st

@@ -71,29 +71,6 @@ func sp24Codes(t tensor.Tensor, name string) error {
 	return nil
 }
 
-// sp24Batch splits a [E,A,B] or [A,B] shape into E, A, B.
-func sp24Batch(t tensor.Tensor, name string) (e, a, b int, batched bool, err error) {
-	switch len(t.Shape) {
-	case 2:
-		e, a, b = 1, t.Shape[0], t.Shape[1]
-	case 3:
-		e, a, b, batched = t.Shape[0], t.Shape[1], t.Shape[2], true
-	default:
-		return 0, 0, 0, false, fmt.Errorf("tensor %q: shape %v, want [E, ., .] or [., .]", name, t.Shape)
-	}
-	if e == 0 || a == 0 || b == 0 {
-		return 0, 0, 0, false, fmt.Errorf("tensor %q: shape %v has an empty dimension", name, t.Shape)
-	}
-	return e, a, b, batched, nil
-}
-
-func sp24Shape(batched bool, e int, dims ...int) []int {
-	if batched {
-		return append([]int{e}, dims...)
-	}
-	return dims
-}
-
 func runSparse24Select(p Params, in Tensors) (Tensors, error) {
 	rule, err := sparse24.TieRuleByName(p.Get("tie", "lower-index"))
 	if err != nil {
@@ -103,7 +80,7 @@ func runSparse24Select(p Params, in Tensors) (Tensors, error) {
 	if err := sp24Codes(c, "codes"); err != nil {
 		return nil, err
 	}
-	e, n, k, batched, err := sp24Batch(c, "codes")
+	e, n, k, batched, err := c.SplitBatch("codes")
 	if err != nil {
 		return nil, err
 	}
@@ -113,7 +90,7 @@ func runSparse24Select(p Params, in Tensors) (Tensors, error) {
 	}
 	out := tensor.FromU8(c.Shape, kept)
 	out.Logical = "e2m1"
-	return Tensors{"kept": out, "meta": tensor.FromU8(sp24Shape(batched, e, n, k/4), meta)}, nil
+	return Tensors{"kept": out, "meta": tensor.FromU8(tensor.BatchShape(batched, e, n, k/4), meta)}, nil
 }
 
 func sp24Layout(p Params) (sparse24.Layout, error) {
@@ -133,7 +110,7 @@ func runSparse24Compress(p Params, in Tensors) (Tensors, error) {
 	if err := sp24Codes(c, "codes"); err != nil {
 		return nil, err
 	}
-	e, n, k, batched, err := sp24Batch(c, "codes")
+	e, n, k, batched, err := c.SplitBatch("codes")
 	if err != nil {
 		return nil, err
 	}
@@ -141,9 +118,9 @@ func runSparse24Compress(p Params, in Tensors) (Tensors, error) {
 	if err != nil {
 		return nil, fmt.Errorf("tensor \"codes\": %w", err)
 	}
-	compShape, metaShape := sp24Shape(batched, e, n, k/4), sp24Shape(batched, e, n, k/8)
+	compShape, metaShape := tensor.BatchShape(batched, e, n, k/4), tensor.BatchShape(batched, e, n, k/8)
 	if layout == sparse24.Transposed {
-		compShape, metaShape = sp24Shape(batched, e, k/4, n), sp24Shape(batched, e, k/8, n)
+		compShape, metaShape = tensor.BatchShape(batched, e, k/4, n), tensor.BatchShape(batched, e, k/8, n)
 	}
 	ct := tensor.FromU8(compShape, comp)
 	ct.Logical = "e2m1x2"
@@ -152,12 +129,12 @@ func runSparse24Compress(p Params, in Tensors) (Tensors, error) {
 		if err := s.Expect("scales", tensor.U8); err != nil {
 			return nil, err
 		}
-		se, sn, ns, sb, err := sp24Batch(s, "scales")
+		se, sn, ns, sb, err := s.SplitBatch("scales")
 		if err != nil {
 			return nil, err
 		}
 		if sb != batched || se != e || sn != n || k%ns != 0 {
-			return nil, fmt.Errorf("tensor \"scales\": shape %v, want %v with S dividing K=%d", s.Shape, sp24Shape(batched, e, n, -1), k)
+			return nil, fmt.Errorf("tensor \"scales\": shape %v, want %v with S dividing K=%d", s.Shape, tensor.BatchShape(batched, e, n, -1), k)
 		}
 		st := s
 		if layout == sparse24.Transposed {
@@ -165,7 +142,7 @@ func runSparse24Compress(p Params, in Tensors) (Tensors, error) {
 			if err != nil {
 				return nil, err
 			}
-			st = tensor.FromU8(sp24Shape(batched, e, ns, n), data)
+			st = tensor.FromU8(tensor.BatchShape(batched, e, ns, n), data)
 			st.Logical = s.Logical
 		}
 		out["scales"] = st
@@ -191,7 +168,7 @@ func runSparse24Decompress(p Params, in Tensors) (Tensors, error) {
 	if err := meta.Expect("meta", tensor.U8); err != nil {
 		return nil, err
 	}
-	e, a, b, batched, err := sp24Batch(comp, "comp")
+	e, a, b, batched, err := comp.SplitBatch("comp")
 	if err != nil {
 		return nil, err
 	}
@@ -199,9 +176,9 @@ func runSparse24Decompress(p Params, in Tensors) (Tensors, error) {
 	if layout == sparse24.Transposed {
 		n, k = b, 4*a
 	}
-	want := sp24Shape(batched, e, n, k/8)
+	want := tensor.BatchShape(batched, e, n, k/8)
 	if layout == sparse24.Transposed {
-		want = sp24Shape(batched, e, k/8, n)
+		want = tensor.BatchShape(batched, e, k/8, n)
 	}
 	if err := meta.Expect("meta", tensor.U8, want...); err != nil {
 		return nil, err
@@ -210,7 +187,7 @@ func runSparse24Decompress(p Params, in Tensors) (Tensors, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := tensor.FromU8(sp24Shape(batched, e, n, k), codes)
+	out := tensor.FromU8(tensor.BatchShape(batched, e, n, k), codes)
 	out.Logical = "e2m1"
 	return Tensors{"codes": out}, nil
 }

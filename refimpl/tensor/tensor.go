@@ -234,3 +234,30 @@ func (t Tensor) I8() []int8 {
 }
 
 func clone(s []int) []int { return append([]int(nil), s...) }
+
+// SplitBatch reads the shape of an optionally batched matrix, [E, A, B] or
+// [A, B] (E = 1, batched false), as the expert-batched ops take it. An
+// empty dimension or another rank is an error naming the tensor.
+func (t Tensor) SplitBatch(name string) (e, a, b int, batched bool, err error) {
+	switch len(t.Shape) {
+	case 2:
+		e, a, b = 1, t.Shape[0], t.Shape[1]
+	case 3:
+		e, a, b, batched = t.Shape[0], t.Shape[1], t.Shape[2], true
+	default:
+		return 0, 0, 0, false, fmt.Errorf("tensor %q: shape %v, want [E, ., .] or [., .]", name, t.Shape)
+	}
+	if e == 0 || a == 0 || b == 0 {
+		return 0, 0, 0, false, fmt.Errorf("tensor %q: shape %v has an empty dimension", name, t.Shape)
+	}
+	return e, a, b, batched, nil
+}
+
+// BatchShape is the inverse of SplitBatch for an output: dims, with e in
+// front when the input was batched.
+func BatchShape(batched bool, e int, dims ...int) []int {
+	if batched {
+		return append([]int{e}, dims...)
+	}
+	return dims
+}
