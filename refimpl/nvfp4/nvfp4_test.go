@@ -4,6 +4,8 @@ import (
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/bitexact/bitexact/refimpl/fp4"
 )
 
 // f32 builds a float32 from its bits.
@@ -16,13 +18,8 @@ func block(v ...float32) []float32 {
 	return b
 }
 
-func codes(q Quantized) []uint8 {
-	c := make([]uint8, 2*len(q.Packed))
-	for i, b := range q.Packed {
-		c[2*i], c[2*i+1] = b&0xF, b>>4
-	}
-	return c
-}
+// codes unpacks q's elements, one E2M1 code per byte.
+func codes(q Quantized) []uint8 { return fp4.Unpack(q.Packed, 2*len(q.Packed)) }
 
 func TestGlobalFromAmax(t *testing.T) {
 	cases := []struct {
