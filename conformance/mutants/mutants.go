@@ -7,6 +7,12 @@
 // certify rejects it and, where the bug has a class in the diagnosis
 // library, that the diagnosis names it. It measures the suite's power: a
 // surviving mutant is a blind spot of the golden inputs.
+//
+// CUDACatalog lists the same kind of bugs in bitexact's own CUDA kernels,
+// as textual patches of native/cuda/kernels: the plain test checks that
+// every patch still applies, and the cuda-tagged test compiles each
+// mutant with nvcc, loads it in place of its module (cuda.Device.Override)
+// and certifies it on the GPU.
 package mutants
 
 import (

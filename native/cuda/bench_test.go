@@ -261,11 +261,12 @@ func BenchmarkGEMV(b *testing.B) {
 			kt := c.k / V7TileK
 			part, _ := bufs.alloc(int64(2 * c.a * kt * c.n))
 			y, _ := bufs.alloc(int64(2 * c.a * c.n))
+			gx := (c.n + 511) / 512
+			counters, _ := bufs.zeros(int64(4 * c.a * gx))
 			steps := []Step{
-				{Kernel: "sp24_gemv_v7", Grid: Dims{(c.n + 511) / 512, kt, c.a}, Block: Dims{128, 1, 1},
-					Args: []any{comp, meta, scales, global, act, uint64(c.k), experts, uint64(c.k), uint64(c.n), uint64(16), uint32(1), part}},
-				{Kernel: "sp24_reduce", Grid: Grid1D(int64(c.a*c.n), 256, 65535), Block: Dims{256, 1, 1},
-					Args: []any{part, uint64(c.a), uint64(kt), uint64(c.n), uint64(V7ReduceWidth), y}},
+				{Kernel: "sp24_gemv_v7", Grid: Dims{gx, kt, c.a}, Block: Dims{V7Threads, 1, 1},
+					Args: []any{comp, meta, scales, global, act, uint64(c.k), experts, uint64(c.k), uint64(c.n), uint64(16), uint32(1),
+						uint64(V7ReduceWidth), part, counters, y}},
 			}
 			read := float64(c.a * (c.k/4*c.n + c.k/8*c.n + c.k/16*c.n + 2*c.k))
 			partials := float64(2 * 2 * c.a * kt * c.n)

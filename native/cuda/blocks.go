@@ -205,10 +205,10 @@ func runMXFP4(ctx context.Context, d *Device, k Kernel, p ops.Params, in ops.Ten
 }
 
 // AWQThreads is the block size of awq_forge_pack: 8 warps, each a
-// 64-column slice of one group.
+// 32-column slice of one group.
 const AWQThreads = 256
 
-func awqGrid(oc, groups int) Dims { return Dims{(oc/8 + 63) / 64, groups, 1} }
+func awqGrid(oc, groups int) Dims { return Dims{(oc/8 + 31) / 32, groups, 1} }
 
 func runAWQ(ctx context.Context, d *Device, k Kernel, p ops.Params, in ops.Tensors) (ops.Tensors, error) {
 	w, ok := in["w"]

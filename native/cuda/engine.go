@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/bitexact/bitexact/refimpl/gemv"
 	"github.com/bitexact/bitexact/refimpl/ops"
 	"github.com/bitexact/bitexact/refimpl/tensor"
 )
@@ -88,8 +89,11 @@ var Kernels = []Kernel{
 		Optional: map[string][]string{"schedule": nil}, accepts: acceptsMMVQ, run: runMXFP4GEMV,
 		Doc: "llama.cpp MXFP4 x Q8_1 mmvq GEMV with __dp4a and the int8 E2M1 table"},
 	{Name: "q8_1_quantize", Module: "gemv_mxfp4",
-		Op: "ggml.q8_1.quantize", Params: ops.Params{"s": "cuda"}, run: runQ8_1,
+		Op: "ggml.q8_1.quantize", Params: ops.Params{"s": "cuda"}, run: runGGMLQuantize(gemv.Q81BlockBytes, "block_q8_1"),
 		Doc: "llama.cpp CUDA quantize_q8_1: warp per 32-block, shuffle max and xor-tree sum, round half away"},
+	{Name: "ggml_mxfp4_quantize", Module: "gemv_mxfp4",
+		Op: "ggml.mxfp4.quantize", Params: ops.Params{"log2": "exact", "cast": "x86-64"}, run: runGGMLQuantize(gemv.MXFP4BlockBytes, "block_mxfp4"),
+		Doc: "llama.cpp quantize_row_mxfp4_ref on the GPU: warp per 32-block, exponent from the bits (log2 exact), x86-64 cast of out-of-range exponents"},
 }
 
 func contains(list []string, v string) bool {

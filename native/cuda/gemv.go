@@ -137,7 +137,7 @@ func sp24CompressGrid(transposed bool, e, n, k int) Dims {
 	if transposed {
 		return Dims{(k/8 + 31) / 32, (n + 31) / 32, e}
 	}
-	return Grid1D(int64(e*n*k/8), 256, 65535)
+	return Grid1D(int64(e*n*k/32+1), 256, 65535) // a thread per 4 pairs, and one for a remainder
 }
 
 func sp24CompressBlock(transposed bool) Dims {
@@ -309,12 +309,12 @@ func runSparseGEMV(ctx context.Context, d *Device, k Kernel, p ops.Params, in op
 		return nil, err
 	}
 	grid := Dims{(n + 511) / 512, kt, a}
-	if err := d.Launch(ctx, "sp24_gemv_v7", grid, Dims{128, 1, 1}, 0, bComp, bMeta, bScales, bGlobal, bAct, actStride,
-		bExp, uint64(kk), uint64(n), uint64(kk/ns), boolU32(fused), part); err != nil {
+	counters, err := b.zeros(int64(4 * a * grid.X))
+	if err != nil {
 		return nil, err
 	}
-	if err := d.Launch(ctx, "sp24_reduce", Grid1D(int64(a*n), 256, 65535), Dims{256, 1, 1}, 0,
-		part, uint64(a), uint64(kt), uint64(n), uint64(width), y); err != nil {
+	if err := d.Launch(ctx, "sp24_gemv_v7", grid, Dims{V7Threads, 1, 1}, 0, bComp, bMeta, bScales, bGlobal, bAct, actStride,
+		bExp, uint64(kk), uint64(n), uint64(kk/ns), boolU32(fused), uint64(width), part, counters, y); err != nil {
 		return nil, err
 	}
 	yb, err := b.download(y, 2*a*n)
@@ -378,38 +378,43 @@ func runMXFP4GEMV(ctx context.Context, d *Device, k Kernel, p ops.Params, in ops
 	return ops.Tensors{"y": {DType: tensor.F32, Shape: []int{n}, Data: yb}}, nil
 }
 
-func runQ8_1(ctx context.Context, d *Device, k Kernel, p ops.Params, in ops.Tensors) (ops.Tensors, error) {
-	x, ok := in["x"]
-	if !ok {
-		return nil, fmt.Errorf("cuda: kernel %s: missing input tensor %q", k.Name, "x")
-	}
-	if err := x.Expect("x", tensor.F32, -1); err != nil {
-		return nil, fmt.Errorf("cuda: kernel %s: %w", k.Name, err)
-	}
-	if x.Shape[0]%gemv.QK != 0 {
-		return nil, fmt.Errorf("cuda: kernel %s: tensor \"x\": length %d is not a multiple of %d", k.Name, x.Shape[0], gemv.QK)
-	}
-	nb := x.Shape[0] / gemv.QK
-	out := make([]byte, nb*gemv.Q81BlockBytes)
-	if nb > 0 {
-		b := &buffers{d: d, ctx: ctx}
-		defer b.free()
-		bx, err := b.upload(x.Data)
-		if err != nil {
-			return nil, err
+// runGGMLQuantize runs a llama.cpp quantizer (q8_1_quantize or
+// ggml_mxfp4_quantize): float32 x [n*32] in, one warp per 32-element block,
+// blockBytes-byte blocks of the given logical type out.
+func runGGMLQuantize(blockBytes int, logical string) func(ctx context.Context, d *Device, k Kernel, p ops.Params, in ops.Tensors) (ops.Tensors, error) {
+	return func(ctx context.Context, d *Device, k Kernel, p ops.Params, in ops.Tensors) (ops.Tensors, error) {
+		x, ok := in["x"]
+		if !ok {
+			return nil, fmt.Errorf("cuda: kernel %s: missing input tensor %q", k.Name, "x")
 		}
-		bo, err := b.alloc(int64(len(out)))
-		if err != nil {
-			return nil, err
+		if err := x.Expect("x", tensor.F32, -1); err != nil {
+			return nil, fmt.Errorf("cuda: kernel %s: %w", k.Name, err)
 		}
-		if err := d.Launch(ctx, "q8_1_quantize", Grid1D(int64(nb), 8, 65535), Dims{256, 1, 1}, 0, bx, uint64(nb), bo); err != nil {
-			return nil, err
+		if x.Shape[0]%gemv.QK != 0 {
+			return nil, fmt.Errorf("cuda: kernel %s: tensor \"x\": length %d is not a multiple of %d", k.Name, x.Shape[0], gemv.QK)
 		}
-		if out, err = b.download(bo, len(out)); err != nil {
-			return nil, err
+		nb := x.Shape[0] / gemv.QK
+		out := make([]byte, nb*blockBytes)
+		if nb > 0 {
+			b := &buffers{d: d, ctx: ctx}
+			defer b.free()
+			bx, err := b.upload(x.Data)
+			if err != nil {
+				return nil, err
+			}
+			bo, err := b.alloc(int64(len(out)))
+			if err != nil {
+				return nil, err
+			}
+			if err := d.Launch(ctx, k.Name, Grid1D(int64(nb), 8, 65535), Dims{256, 1, 1}, 0, bx, uint64(nb), bo); err != nil {
+				return nil, err
+			}
+			if out, err = b.download(bo, len(out)); err != nil {
+				return nil, err
+			}
 		}
+		t := tensor.FromU8([]int{nb, blockBytes}, out)
+		t.Logical = logical
+		return ops.Tensors{"blocks": t}, nil
 	}
-	t := tensor.FromU8([]int{nb, gemv.Q81BlockBytes}, out)
-	t.Logical = "block_q8_1"
-	return ops.Tensors{"blocks": t}, nil
 }

@@ -8,11 +8,15 @@ import "github.com/bitexact/bitexact/refimpl/gemv"
 const (
 	// V7TileK is TILE_K of sp24_gemv_v7 (kernels/sparse24.cu).
 	V7TileK = 64
+	// V7Threads is its block size; each thread owns THREAD_N = 4
+	// columns, so a block covers 512.
+	V7Threads = 128
 	// V7GroupK is the K span summed before the block scale multiplies it
 	// (8: two 2:4 groups, one meta byte).
 	V7GroupK = 8
-	// V7ReduceWidth is the number of interleaved accumulators of
-	// sp24_reduce in its default (torch .sum-like) configuration.
+	// V7ReduceWidth is the number of interleaved accumulators of the
+	// partial reduction in sp24_gemv_v7's default (torch .sum-like)
+	// configuration.
 	V7ReduceWidth = 4
 	// MMVQThreads is the block size of gemv_mxfp4_q8_1: 4 warps, each
 	// thread one half-block (16 elements) at a time.
@@ -21,7 +25,7 @@ const (
 	MMVQGroupK = 16
 )
 
-// V7Schedule is the float schedule of sp24_gemv_v7 + sp24_reduce: 64-K
+// V7Schedule is the float schedule of sp24_gemv_v7: 64-K
 // tiles each reduced to an fp16 partial, 8-K groups scaled then
 // accumulated (fused or not), the partials added with width interleaved
 // float32 accumulators (width 1: in tile order), fp16 out.

@@ -15,21 +15,61 @@
 //
 // Tiling (the seed's "warp per quantization group"): w is [IC, OC]
 // row-major, so a group runs down each column. A warp takes one group and
-// a 64-column slice: lane l owns the 8 columns of chunk l % 8 (one 16-byte
-// load per row) and the rows k = l / 8, l / 8 + 4, l / 8 + 8, ... of the
-// group, so each load instruction of the warp reads 4 rows x 128
-// contiguous bytes. Each lane takes the max-abs of its rows, and the four
-// lanes sharing a chunk combine theirs with __shfl_xor_sync (offsets 8 and
-// 16); max is exact, so the order of that reduction does not matter and
-// the kernel declares no schedule. The lane then quantizes its rows again
-// (the second read of the group's 16 KB hits L2), interleaves the eight
-// nibbles of each row into one word in registers, and stores it (8 lanes x
-// 4 bytes per row). The only float operations are the two _rn divisions
-// and the _rn fp16 conversion above.
+// a 32-column slice: lane l owns the 8 columns of chunk l % 4 (one 16-byte
+// load per row) and the rows k = l / 4, l / 4 + 8, ... of the group, so
+// each load instruction of the warp reads 8 rows x 64 contiguous bytes.
+// For groups of up to 128 rows (AWQ_ROWS per lane) the lane keeps its rows
+// in registers: the group is read from DRAM once, all of a lane's loads
+// are in flight together, and the quantize pass reads the registers. Larger
+// groups stream: the max-abs pass, then a second read of the group for the
+// quantize pass.
+//
+// Max-abs is taken on the fp16 bits: |h| = h & 0x7FFF orders finite fp16
+// values as integers, and every Inf or NaN is at least 0x7C00, so the
+// packed __vmaxu2 gives both the block maximum and the non-finite flag.
+// The four lanes sharing a chunk combine theirs with __shfl_xor_sync
+// (offsets 4, 8, 16); max is exact, so its order does not matter and the
+// kernel declares no schedule. The lane then quantizes its rows,
+// interleaves the eight nibbles of each row into one word in registers,
+// and stores it. The only float operations are the two _rn divisions and
+// the _rn fp16 conversion above.
 #include "common.cuh"
 #include <cuda_fp16.h>
 
 #define AWQ_WARPS 8
+#ifndef AWQ_CHUNKS
+#define AWQ_CHUNKS 4  // 8-column chunks per warp: lanes l % 4
+#endif
+#define AWQ_SLICES (32 / AWQ_CHUNKS)  // row slices per warp: lanes l / 4
+#ifndef AWQ_ROWS
+#define AWQ_ROWS 16   // rows per lane held in registers (groups <= 128)
+#endif
+
+// Packed |h| of the two fp16 in v, folded into the running maximum m.
+__device__ __forceinline__ uint4 absmax8(uint4 m, uint4 v) {
+  m.x = __vmaxu2(m.x, v.x & 0x7FFF7FFFu);
+  m.y = __vmaxu2(m.y, v.y & 0x7FFF7FFFu);
+  m.z = __vmaxu2(m.z, v.z & 0x7FFF7FFFu);
+  m.w = __vmaxu2(m.w, v.w & 0x7FFF7FFFu);
+  return m;
+}
+
+// The AWQ word of one row of 8 columns: q = rint(w / s) clamped to
+// [-8, 7] (0 where the scale is 0), u = q + 8, nibble p = column ORDER[p].
+__device__ __forceinline__ u32 pack_row(uint4 v, const float sf[8]) {
+  const __half *h = reinterpret_cast<const __half *>(&v);
+  u32 u[8];
+#pragma unroll
+  for (int j = 0; j < 8; j++) {
+    float q = 0.0f;
+    if (sf[j] != 0.0f)
+      q = fminf(fmaxf(rintf(__fdiv_rn(__half2float(h[j]), sf[j])), -8.0f), 7.0f);
+    u[j] = (u32)((int)q + 8);
+  }
+  // nibble p holds column ORDER[p], ORDER = {0,2,4,6,1,3,5,7}
+  return u[0] | u[2] << 4 | u[4] << 8 | u[6] << 12 | u[1] << 16 |
+         u[3] << 20 | u[5] << 24 | u[7] << 28;
+}
 
 extern "C" __global__ void __launch_bounds__(32 * AWQ_WARPS)
 awq_forge_pack(const uint4 *__restrict__ w, u64 ic, u64 oc, u64 group,
@@ -37,63 +77,63 @@ awq_forge_pack(const uint4 *__restrict__ w, u64 ic, u64 oc, u64 group,
                __half *__restrict__ scales, u32 *__restrict__ bad) {
   u64 chunks = oc / 8;
   u32 lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-  u64 chunk = ((u64)blockIdx.x * AWQ_WARPS + warp) * 8 + lane % 8;
-  u32 slice = lane / 8;
+  u64 chunk = ((u64)blockIdx.x * AWQ_WARPS + warp) * AWQ_CHUNKS + lane % AWQ_CHUNKS;
+  u32 slice = lane / AWQ_CHUNKS;
   u64 g = blockIdx.y;
   bool live = chunk < chunks;  // dead lanes still take part in the shuffles
-  u64 row0 = g * group;
-  float amax[8];
-#pragma unroll
-  for (int j = 0; j < 8; j++) amax[j] = 0.0f;
-  u32 nonfinite = 0;
+  bool inreg = group <= (u64)AWQ_SLICES * AWQ_ROWS;  // uniform over the grid
+  const uint4 *wg = w + g * group * chunks + chunk;
+  uint4 m = make_uint4(0u, 0u, 0u, 0u);
+  uint4 v[AWQ_ROWS];
   if (live) {
-#pragma unroll 4
-    for (u64 k = row0 + slice; k < row0 + group; k += 4) {
-      uint4 v = w[k * chunks + chunk];
-      const __half2 *h = reinterpret_cast<const __half2 *>(&v);
+    if (inreg) {
 #pragma unroll
-      for (int j = 0; j < 4; j++) {
-        float2 f = __half22float2(h[j]);
-        nonfinite |= (__float_as_uint(f.x) & 0x7F800000u) == 0x7F800000u;
-        nonfinite |= (__float_as_uint(f.y) & 0x7F800000u) == 0x7F800000u;
-        amax[2 * j] = fmaxf(amax[2 * j], fabsf(f.x));
-        amax[2 * j + 1] = fmaxf(amax[2 * j + 1], fabsf(f.y));
+      for (int r = 0; r < AWQ_ROWS; r++) {
+        u64 k = slice + (u64)r * AWQ_SLICES;
+        v[r] = k < group ? wg[k * chunks] : make_uint4(0u, 0u, 0u, 0u);
       }
+#pragma unroll
+      for (int r = 0; r < AWQ_ROWS; r++) m = absmax8(m, v[r]);
+    } else {
+#pragma unroll 4
+      for (u64 k = slice; k < group; k += AWQ_SLICES) m = absmax8(m, wg[k * chunks]);
     }
   }
 #pragma unroll
-  for (int j = 0; j < 8; j++) {
-    amax[j] = fmaxf(amax[j], __shfl_xor_sync(0xFFFFFFFFu, amax[j], 8));
-    amax[j] = fmaxf(amax[j], __shfl_xor_sync(0xFFFFFFFFu, amax[j], 16));
+  for (int off = AWQ_CHUNKS; off < 32; off <<= 1) {
+    m.x = __vmaxu2(m.x, __shfl_xor_sync(0xFFFFFFFFu, m.x, off));
+    m.y = __vmaxu2(m.y, __shfl_xor_sync(0xFFFFFFFFu, m.y, off));
+    m.z = __vmaxu2(m.z, __shfl_xor_sync(0xFFFFFFFFu, m.z, off));
+    m.w = __vmaxu2(m.w, __shfl_xor_sync(0xFFFFFFFFu, m.w, off));
   }
   if (!live) return;
-  if (nonfinite) atomicOr(bad, 1u);
+  // Any half of m at or above 0x7C00 is an Inf or NaN of the group.
+  if (__vcmpgeu2(m.x, 0x7C007C00u) | __vcmpgeu2(m.y, 0x7C007C00u) |
+      __vcmpgeu2(m.z, 0x7C007C00u) | __vcmpgeu2(m.w, 0x7C007C00u)) {
+    if (slice == 0) atomicOr(bad, 1u);
+    return;  // the Go side rejects the whole input; nothing else is read
+  }
+  const __half *amax = reinterpret_cast<const __half *>(&m);
   float sf[8];
   __half sh[8];
 #pragma unroll
   for (int j = 0; j < 8; j++) {
-    sh[j] = __float2half_rn(__fdiv_rn(amax[j], 7.0f));
+    sh[j] = __float2half_rn(__fdiv_rn(__half2float(amax[j]), 7.0f));
     sf[j] = __half2float(sh[j]);
   }
   if (slice == 0) {
     reinterpret_cast<uint4 *>(scales)[g * chunks + chunk] = *reinterpret_cast<uint4 *>(sh);
     qzeros[g * chunks + chunk] = 0x88888888u;
   }
-#pragma unroll 4
-  for (u64 k = row0 + slice; k < row0 + group; k += 4) {
-    uint4 v = w[k * chunks + chunk];
-    const __half *h = reinterpret_cast<const __half *>(&v);
-    u32 u[8];
+  u32 *qg = qweight + g * group * chunks + chunk;
+  if (inreg) {
 #pragma unroll
-    for (int j = 0; j < 8; j++) {
-      float q = 0.0f;
-      if (sf[j] != 0.0f)
-        q = fminf(fmaxf(rintf(__fdiv_rn(__half2float(h[j]), sf[j])), -8.0f), 7.0f);
-      u[j] = (u32)((int)q + 8);
+    for (int r = 0; r < AWQ_ROWS; r++) {
+      u64 k = slice + (u64)r * AWQ_SLICES;
+      if (k < group) qg[k * chunks] = pack_row(v[r], sf);
     }
-    // nibble p holds column ORDER[p], ORDER = {0,2,4,6,1,3,5,7}
-    u32 word = u[0] | u[2] << 4 | u[4] << 8 | u[6] << 12 | u[1] << 16 |
-               u[3] << 20 | u[5] << 24 | u[7] << 28;
-    qweight[k * chunks + chunk] = word;
+  } else {
+#pragma unroll 4
+    for (u64 k = slice; k < group; k += AWQ_SLICES) qg[k * chunks] = pack_row(wg[k * chunks], sf);
   }
 }

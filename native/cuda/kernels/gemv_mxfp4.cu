@@ -1,7 +1,9 @@
 // llama.cpp MXFP4 x Q8_1 GEMV with __dp4a (ggml-cuda mmvq.cu driving
 // vecdotq.cuh vec_dot_mxfp4_q8_1; shared/seeds/llamacpp-mxfp4-dp4a-gemv.md),
 // to refimpl/gemv MXFP4Q81GEMV under the schedule the kernel declares
-// (native/cuda/gemv.go): MMVQ when fused, MMVQNoFMA otherwise.
+// (native/cuda/gemv.go): MMVQ when fused, MMVQNoFMA otherwise. Also the
+// two llama.cpp quantizers feeding it: block_q8_1 (activations) and
+// block_mxfp4 (weights).
 //
 // w: N rows of K/32 block_mxfp4 (17 bytes: e, qs[16]; qs[j] low nibble =
 // element j, high nibble = element j+16). act: K/32 block_q8_1 (36 bytes:
@@ -15,22 +17,40 @@
 //   acc  = __fmaf_rn(d, (float)sumi, acc)   (fused; else mul then add)
 // then warps 1..3 are added into warp 0 in that order (__fadd_rn), and
 // warp 0 reduces with __shfl_xor_sync at offsets 16, 8, 4, 2, 1.
+//
+// Speed (the float schedule above is unaffected): a 17-byte block puts the
+// 8 qs bytes of a group at any alignment, so they are assembled from
+// aligned 32-bit loads with __funnelshift_r rather than byte loads, and
+// the int8 table lookup is two __byte_perm per 4 codes (the table lives in
+// the immediates) instead of 4 indexed constant-memory loads, which
+// serialise when the lanes of a warp read different entries.
 #include "common.cuh"
 #include <cuda_fp16.h>
 
-__constant__ int c_kvalues_mxfp4[16] = {0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12};
-
-// Four codes (the low or high nibbles of 4 qs bytes) as 4 packed int8.
-__device__ __forceinline__ int kv4(u32 q4, int shift) {
-  u32 r = 0;
-#pragma unroll
-  for (int i = 0; i < 4; i++)
-    r |= ((u32)c_kvalues_mxfp4[(q4 >> (8 * i + shift)) & 0xFu] & 0xFFu) << (8 * i);
-  return (int)r;
+// kvalues4 maps the four codes in the low nibbles of the bytes of q (each
+// byte < 16) to llama.cpp's kvalues_mxfp4 {0, 1, 2, 3, 4, 6, 8, 12, 0, -1,
+// -2, -3, -4, -6, -8, -12} as 4 packed int8. __byte_perm picks byte
+// (selector & 7) of {hi, lo}; the magnitude and negated tables are picked
+// separately and the sign bit (code bit 3) selects between them.
+__device__ __forceinline__ int kvalues4(u32 q) {
+  u32 t = q | q >> 4;  // byte 0: codes 0,1 as nibbles; byte 2: codes 2,3
+  u32 sel = ((t & 0xFFu) | ((t >> 8) & 0xFF00u)) & 0x7777u;
+  u32 pos = __byte_perm(0x03020100u, 0x0C080604u, sel);
+  u32 neg = __byte_perm(0xFDFEFF00u, 0xF4F8FAFCu, sel);
+  u32 m = ((q >> 3) & 0x01010101u) * 0xFFu;
+  return (int)((pos & ~m) | (neg & m));
 }
 
-__device__ __forceinline__ u32 load_u32_unaligned(const u8 *p) {
-  return (u32)p[0] | (u32)p[1] << 8 | (u32)p[2] << 16 | (u32)p[3] << 24;
+// load8 reads the 8 bytes at p (any alignment) as two little-endian words
+// from aligned loads. The third aligned word is read only when p is
+// unaligned, and then it holds a byte of the 8, so no load leaves the
+// 8-byte range's aligned cover.
+__device__ __forceinline__ uint2 load8(const u8 *p) {
+  unsigned long long a = (unsigned long long)p;
+  const u32 *w = reinterpret_cast<const u32 *>(a & ~3ull);
+  u32 sh = (u32)(a & 3u) * 8u;
+  u32 w0 = __ldg(w), w1 = __ldg(w + 1), w2 = sh ? __ldg(w + 2) : 0u;
+  return make_uint2(__funnelshift_r(w0, w1, sh), __funnelshift_r(w1, w2, sh));
 }
 
 __device__ __forceinline__ float e8m0_half(u32 e) {
@@ -39,6 +59,10 @@ __device__ __forceinline__ float e8m0_half(u32 e) {
   return k >= -126 ? __uint_as_float((u32)(k + 127) << 23) : __uint_as_float(1u << (k + 149));
 }
 
+#ifndef MMVQ_BATCH
+#define MMVQ_BATCH 4
+#endif
+
 extern "C" __global__ void __launch_bounds__(128)
 gemv_mxfp4_q8_1(const u8 *__restrict__ w, const u8 *__restrict__ act, u64 N,
                 u64 nb, u32 fused, float *__restrict__ y) {
@@ -46,24 +70,43 @@ gemv_mxfp4_q8_1(const u8 *__restrict__ w, const u8 *__restrict__ act, u64 N,
   u64 row = blockIdx.x;
   if (row >= N) return;
   u32 t = threadIdx.x;
+  const u8 *wrow = w + row * nb * 17;
   float acc = 0.0f;
-  for (u64 g = t; g < 2 * nb; g += 128) {
-    u64 b = g / 2;
-    u32 h = (u32)(g % 2);
-    const u8 *blk = w + (row * nb + b) * 17;
-    const u8 *q8b = act + b * 36;
-    int sumi = 0;
+  // MMVQ_BATCH groups' loads are issued before any of their arithmetic, so
+  // a thread waits for memory once per batch rather than once per group;
+  // the groups are then accumulated in the same order as before.
+  for (u64 g0 = t; g0 < 2 * nb; g0 += 128 * MMVQ_BATCH) {
+    uint2 q[MMVQ_BATCH];
+    int a[MMVQ_BATCH][4];
+    u32 e[MMVQ_BATCH];
+    float d8[MMVQ_BATCH];
 #pragma unroll
-    for (int l = 0; l < 2; l++) {
-      u32 q4 = load_u32_unaligned(blk + 1 + 8 * h + 4 * l);
-      int lo = *reinterpret_cast<const int *>(q8b + 4 + 8 * h + 4 * l);
-      int hi = *reinterpret_cast<const int *>(q8b + 4 + 16 + 8 * h + 4 * l);
-      sumi = __dp4a(kv4(q4, 0), lo, sumi);
-      sumi = __dp4a(kv4(q4, 4), hi, sumi);
+    for (int i = 0; i < MMVQ_BATCH; i++) {
+      u64 g = g0 + 128 * i;
+      if (g >= 2 * nb) break;
+      u64 b = g >> 1;
+      u32 h = (u32)(g & 1u);
+      const u8 *blk = wrow + b * 17;
+      const int *q8 = reinterpret_cast<const int *>(act + b * 36 + 4 + 8 * h);
+      q[i] = load8(blk + 1 + 8 * h);
+      a[i][0] = __ldg(q8);
+      a[i][1] = __ldg(q8 + 4);
+      a[i][2] = __ldg(q8 + 1);
+      a[i][3] = __ldg(q8 + 5);
+      e[i] = __ldg(blk);
+      d8[i] = __half2float(__ldg(reinterpret_cast<const __half *>(act + b * 36)));
     }
-    float d8 = __half2float(*reinterpret_cast<const __half *>(q8b));
-    float d = __fmul_rn(e8m0_half(blk[0]), d8);
-    acc = fused ? __fmaf_rn(d, (float)sumi, acc) : __fadd_rn(__fmul_rn(d, (float)sumi), acc);
+#pragma unroll
+    for (int i = 0; i < MMVQ_BATCH; i++) {
+      if (g0 + 128 * i >= 2 * nb) break;
+      int sumi = 0;
+      sumi = __dp4a(kvalues4(q[i].x & 0x0F0F0F0Fu), a[i][0], sumi);
+      sumi = __dp4a(kvalues4((q[i].x >> 4) & 0x0F0F0F0Fu), a[i][1], sumi);
+      sumi = __dp4a(kvalues4(q[i].y & 0x0F0F0F0Fu), a[i][2], sumi);
+      sumi = __dp4a(kvalues4((q[i].y >> 4) & 0x0F0F0F0Fu), a[i][3], sumi);
+      float d = __fmul_rn(e8m0_half(e[i]), d8[i]);
+      acc = fused ? __fmaf_rn(d, (float)sumi, acc) : __fadd_rn(__fmul_rn(d, (float)sumi), acc);
+    }
   }
   u32 warp = t / 32, lane = t % 32;
   if (warp > 0) sh[warp - 1][lane] = acc;
@@ -109,12 +152,68 @@ extern "C" __global__ void q8_1_quantize(const float *__restrict__ x, u64 nblock
     u8 *blk = out + b * 36;
     blk[4 + lane] = (u8)(q & 0xFF);
     if (lane == 0) {
-      __half hd = __float2half_rn(d), hs = __float2half_rn(sum);
-      // __half_as_ushort, not a pointer cast: reading a __half through a
-      // u16* is an aliasing violation the optimiser may exploit.
-      u16 db = __half_as_ushort(hd), sb = __half_as_ushort(hs);
-      blk[0] = (u8)db; blk[1] = (u8)(db >> 8);
-      blk[2] = (u8)sb; blk[3] = (u8)(sb >> 8);
+      // One 32-bit store of d | s << 16 (blocks are 36 bytes, so 4-byte
+      // aligned). Storing the two fp16 byte by byte from their 16-bit
+      // registers lost the low byte of fp16-subnormal results on an H100
+      // (CUDA 13.0 driver JIT; TestGGMLQuantizeScaleSweep shows it).
+      u32 db = __half_as_ushort(__float2half_rn(d));
+      u32 sb = __half_as_ushort(__float2half_rn(sum));
+      *reinterpret_cast<u32 *>(blk) = db | sb << 16;
     }
+  }
+}
+
+// llama.cpp block_mxfp4 quantize, quantize_row_mxfp4_ref (ggml/src/
+// ggml-quants.c) as refimpl/ggml QuantizeMXFP4 models it with the options
+// log2 "exact" and cast "x86-64" (the kernel claims exactly those):
+//   amax = max |x| over the block, NaN skipped (the C loop
+//          "if (amax < fabsf(v)) amax = fabsf(v)"; fmaxf also skips NaN)
+//   e    = amax > 0 ? (uint8_t)(floor(log2 amax) - 2 + 127) : 0, where
+//          floor(log2 amax) is the exact exponent of amax's bits (log2
+//          "exact": a GPU log2f is not correctly rounded, so the C
+//          expression's log2f rounding is not what a kernel computes) and
+//          the cast is x86-64's: the low byte of the int32 (negative for
+//          amax < 2^-125), and 0 for amax = +Inf (cvttss2si's 0x80000000)
+//   d    = 2^(e-128) (GGML_E8M0_TO_FP32_HALF, from bits; subnormal for
+//          e < 2)
+//   code = first i minimising fabsf(__fsub_rn(kvalues[i] * d, x)) under
+//          strict <; the products are exact, NaN and +-Inf x give 0
+// One warp per block, lane j owns x[j]; lanes j < 16 write qs[j] = code(j)
+// | code(j + 16) << 4, lane 0 writes e.
+__constant__ float c_kvalues_mxfp4_f[16] = {0.0f, 1.0f, 2.0f, 3.0f, 4.0f, 6.0f, 8.0f, 12.0f,
+                                            0.0f, -1.0f, -2.0f, -3.0f, -4.0f, -6.0f, -8.0f, -12.0f};
+
+extern "C" __global__ void ggml_mxfp4_quantize(const float *__restrict__ x, u64 nblocks,
+                                               u8 *__restrict__ out) {
+  u32 lane = threadIdx.x % 32;
+  u64 warps = (u64)gridDim.x * (blockDim.x / 32);
+  for (u64 b = (u64)blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32; b < nblocks; b += warps) {
+    float v = x[b * 32 + lane];
+    float amax = fabsf(v);
+    if (amax != amax) amax = 0.0f;
+#pragma unroll
+    for (int off = 16; off > 0; off >>= 1)
+      amax = fmaxf(amax, __shfl_xor_sync(0xFFFFFFFFu, amax, off));
+    u32 e = 0;
+    u32 a = __float_as_uint(amax);
+    if (a == 0x7F800000u) {
+      e = 0;  // (uint8_t)(+Inf) on x86-64: cvttss2si gives 0x80000000
+    } else if (a != 0) {
+      int ex = (int)(a >> 23) - 127;
+      if (a < (1u << 23)) ex = (31 - __clz(a)) - 149;  // subnormal
+      e = (u32)(ex - 2 + 127) & 0xFFu;
+    }
+    float d = e < 2 ? __uint_as_float(0x00200000u << e) : __uint_as_float((e - 1u) << 23);
+    u32 best = 0;
+    float best_err = fabsf(__fsub_rn(__fmul_rn(c_kvalues_mxfp4_f[0], d), v));
+#pragma unroll
+    for (int i = 1; i < 16; i++) {
+      float err = fabsf(__fsub_rn(__fmul_rn(c_kvalues_mxfp4_f[i], d), v));
+      if (err < best_err) { best = (u32)i; best_err = err; }
+    }
+    u32 hi = __shfl_down_sync(0xFFFFFFFFu, best, 16);
+    u8 *blk = out + b * 17;
+    if (lane < 16) blk[1 + lane] = (u8)(best | hi << 4);
+    if (lane == 0) blk[0] = (u8)e;
   }
 }
