@@ -5,6 +5,7 @@
 //     absmax = max |w| over the group's G rows (exact)
 //     s      = fp16_rn(__fdiv_rn(absmax, 7))      stored scale (fp16 bits)
 //     q      = s == 0 ? 0 : clamp(rint(__fdiv_rn(w, float(s))), -8, 7)
+//              (computed exactly without the division: see q_rint)
 //     u      = q + 8 (uint4b8), z = 8
 //   qweight int32 [IC, OC/8]: word j of row k holds column 8j+ORDER[p] at
 //     nibble p, ORDER = {0,2,4,6,1,3,5,7} (vLLM/AutoAWQ order)
@@ -31,8 +32,7 @@
 // (offsets 4, 8, 16); max is exact, so its order does not matter and the
 // kernel declares no schedule. The lane then quantizes its rows,
 // interleaves the eight nibbles of each row into one word in registers,
-// and stores it. The only float operations are the two _rn divisions and
-// the _rn fp16 conversion above.
+// and stores it.
 #include "common.cuh"
 #include <cuda_fp16.h>
 
@@ -41,6 +41,9 @@
 #define AWQ_CHUNKS 4  // 8-column chunks per warp: lanes l % 4
 #endif
 #define AWQ_SLICES (32 / AWQ_CHUNKS)  // row slices per warp: lanes l / 4
+#ifndef AWQ_MIN_BLOCKS
+#define AWQ_MIN_BLOCKS 2  // resident blocks per SM the register budget targets
+#endif
 #ifndef AWQ_ROWS
 #define AWQ_ROWS 16   // rows per lane held in registers (groups <= 128)
 #endif
@@ -54,24 +57,48 @@ __device__ __forceinline__ uint4 absmax8(uint4 m, uint4 v) {
   return m;
 }
 
+// q_rint is rint(__fdiv_rn(w, s)) for fp16 values w and s > 0, computed
+// without the division: a correctly rounded division costs about 20
+// instructions with its slow-path branch, and it was the kernel's largest
+// cost. The argument that the shortcut is exact:
+//   - w = Mw 2^a and s = Ms 2^b with 11-bit integer significands. When
+//     w/s is near a half-integer n + 1/2 >= 1/2, |w| >= s/2, so the last
+//     bit of w is at least 2^(b-1); w - (n + 1/2) s is then zero or at
+//     least 2^(b-1) in magnitude, and w/s is a half-integer exactly or
+//     at least 2^(b-1) / s > 2^-12 away from one. The float32 quotient
+//     (relative error 2^-24, |w/s| < 8) cannot cross a half-integer, so
+//     rint of the rounded quotient is rint of the exact one.
+//   - t = w * (1/s), two roundings, is within 2^-20 of w/s, so rint(t) is
+//     that same integer except at an exact half-integer, where it may
+//     land on either neighbour.
+//   - e = w - n s is exact (a single fma; w and n s share the last-bit
+//     scale 2^(b-1) and |e| <= s/2), so |e| == s/2 detects the tie, and
+//     the tie goes to the even neighbour.
+// The caller passes r = __frcp_rn(s) and hs = s/2 (exact); s == 0 is
+// passed as r = hs = 0, which gives 0 (w is finite), as the reference's
+// "q = 0 where the scale is 0". Branch-free, in integers after the rint.
+__device__ __forceinline__ int q_rint(float w, float s, float r, float hs) {
+  float n = rintf(__fmul_rn(w, r));
+  float e = __fmaf_rn(-n, s, w);
+  int ni = (int)n;
+  int step = e > 0.0f ? 1 : -1;
+  return (fabsf(e) == hs && (ni & 1)) ? ni + step : ni;
+}
+
 // The AWQ word of one row of 8 columns: q = rint(w / s) clamped to
-// [-8, 7] (0 where the scale is 0), u = q + 8, nibble p = column ORDER[p].
-__device__ __forceinline__ u32 pack_row(uint4 v, const float sf[8]) {
+// [-8, 7], u = q + 8, nibble p = column ORDER[p].
+__device__ __forceinline__ u32 pack_row(uint4 v, const float sf[8], const float rf[8], const float hf[8]) {
   const __half *h = reinterpret_cast<const __half *>(&v);
   u32 u[8];
 #pragma unroll
-  for (int j = 0; j < 8; j++) {
-    float q = 0.0f;
-    if (sf[j] != 0.0f)
-      q = fminf(fmaxf(rintf(__fdiv_rn(__half2float(h[j]), sf[j])), -8.0f), 7.0f);
-    u[j] = (u32)((int)q + 8);
-  }
+  for (int j = 0; j < 8; j++)
+    u[j] = (u32)(min(max(q_rint(__half2float(h[j]), sf[j], rf[j], hf[j]), -8), 7) + 8);
   // nibble p holds column ORDER[p], ORDER = {0,2,4,6,1,3,5,7}
   return u[0] | u[2] << 4 | u[4] << 8 | u[6] << 12 | u[1] << 16 |
          u[3] << 20 | u[5] << 24 | u[7] << 28;
 }
 
-extern "C" __global__ void __launch_bounds__(32 * AWQ_WARPS)
+extern "C" __global__ void __launch_bounds__(32 * AWQ_WARPS, AWQ_MIN_BLOCKS)
 awq_forge_pack(const uint4 *__restrict__ w, u64 ic, u64 oc, u64 group,
                u32 *__restrict__ qweight, u32 *__restrict__ qzeros,
                __half *__restrict__ scales, u32 *__restrict__ bad) {
@@ -114,12 +141,14 @@ awq_forge_pack(const uint4 *__restrict__ w, u64 ic, u64 oc, u64 group,
     return;  // the Go side rejects the whole input; nothing else is read
   }
   const __half *amax = reinterpret_cast<const __half *>(&m);
-  float sf[8];
+  float sf[8], rf[8], hf[8];
   __half sh[8];
 #pragma unroll
   for (int j = 0; j < 8; j++) {
     sh[j] = __float2half_rn(__fdiv_rn(__half2float(amax[j]), 7.0f));
     sf[j] = __half2float(sh[j]);
+    rf[j] = sf[j] != 0.0f ? __frcp_rn(sf[j]) : 0.0f;
+    hf[j] = __fmul_rn(sf[j], 0.5f);
   }
   if (slice == 0) {
     reinterpret_cast<uint4 *>(scales)[g * chunks + chunk] = *reinterpret_cast<uint4 *>(sh);
@@ -130,10 +159,10 @@ awq_forge_pack(const uint4 *__restrict__ w, u64 ic, u64 oc, u64 group,
 #pragma unroll
     for (int r = 0; r < AWQ_ROWS; r++) {
       u64 k = slice + (u64)r * AWQ_SLICES;
-      if (k < group) qg[k * chunks] = pack_row(v[r], sf);
+      if (k < group) qg[k * chunks] = pack_row(v[r], sf, rf, hf);
     }
   } else {
 #pragma unroll 4
-    for (u64 k = slice; k < group; k += AWQ_SLICES) qg[k * chunks] = pack_row(wg[k * chunks], sf);
+    for (u64 k = slice; k < group; k += AWQ_SLICES) qg[k * chunks] = pack_row(wg[k * chunks], sf, rf, hf);
   }
 }
