@@ -64,8 +64,16 @@ func runSparseCompress(ctx context.Context, d *Device, k Kernel, p ops.Params, i
 	if err != nil {
 		return nil, err
 	}
+	table, err := b.alloc(sp24MetaTableBytes)
+	if err != nil {
+		return nil, err
+	}
+	mt := sp24MetaTable(rule, table)
+	if err := d.Launch(ctx, mt.Kernel, mt.Grid, mt.Block, 0, mt.Args...); err != nil {
+		return nil, err
+	}
 	if err := d.Launch(ctx, sp24CompressKernel(transposed), sp24CompressGrid(transposed, e, n, kk), sp24CompressBlock(transposed), 0,
-		bc, uint64(e), uint64(n), uint64(kk), rule, comp, meta, bad); err != nil {
+		bc, uint64(e), uint64(n), uint64(kk), table, comp, meta, bad); err != nil {
 		return nil, err
 	}
 	flag, err := b.download(bad, 4)
@@ -124,8 +132,10 @@ func runSparseCompress(ctx context.Context, d *Device, k Kernel, p ops.Params, i
 	return out, nil
 }
 
-// sp24CompressKernel and its launch shape: the row-major kernel is a
-// plain grid-stride loop; the transposed one works on 32x32 tiles.
+// sp24CompressKernel and its launch shape: both kernels stage the 32 KB
+// meta table in shared memory once per block, so their grids are a few
+// blocks per SM (132 on an H100, whose shared memory holds 6 row-major or
+// 4 transposed blocks), looping over the work; any grid size is correct.
 func sp24CompressKernel(transposed bool) string {
 	if transposed {
 		return "sp24_compress_t"
@@ -135,9 +145,10 @@ func sp24CompressKernel(transposed bool) string {
 
 func sp24CompressGrid(transposed bool, e, n, k int) Dims {
 	if transposed {
-		return Dims{(k/8 + 31) / 32, (n + 31) / 32, e}
+		tiles := e * ((k/8 + 31) / 32) * ((n + 127) / 128)
+		return Dims{min(tiles, 4*132), 1, 1}
 	}
-	return Grid1D(int64(e*n*k/32+1), 256, 65535) // a thread per 4 pairs, and one for a remainder
+	return Grid1D(int64(e*n*k/32+1), 256, 6*132) // a thread per 4 pairs, and one for a remainder
 }
 
 func sp24CompressBlock(transposed bool) Dims {
@@ -145,6 +156,14 @@ func sp24CompressBlock(transposed bool) Dims {
 		return Dims{32, 8, 1}
 	}
 	return Dims{256, 1, 1}
+}
+
+// sp24MetaTableBytes is the size of sp24_meta_table's output.
+const sp24MetaTableBytes = 32768
+
+// sp24MetaTable is the launch that fills the meta table for a tie rule.
+func sp24MetaTable(rule uint32, table Buffer) Step {
+	return Step{Kernel: "sp24_meta_table", Grid: Dims{64, 1, 1}, Block: Dims{256, 1, 1}, Args: []any{rule, table}}
 }
 
 // setLUT fills sparse24.cu's constant E4M3 table through sp24_fill_lut
@@ -368,7 +387,8 @@ func runMXFP4GEMV(ctx context.Context, d *Device, k Kernel, p ops.Params, in ops
 	if err != nil {
 		return nil, err
 	}
-	if err := d.Launch(ctx, "gemv_mxfp4_q8_1", Dims{n, 1, 1}, Dims{MMVQThreads, 1, 1}, 0, bw, ba, uint64(n), uint64(nb), boolU32(fused), y); err != nil {
+	if err := d.Launch(ctx, "gemv_mxfp4_q8_1", Dims{(n + MMVQRows - 1) / MMVQRows, 1, 1}, Dims{MMVQThreads, 1, 1}, 0,
+		bw, ba, uint64(n), uint64(nb), boolU32(fused), uint32(MMVQRows), y); err != nil {
 		return nil, err
 	}
 	yb, err := b.download(y, 4*n)

@@ -21,6 +21,10 @@ const (
 	// MMVQThreads is the block size of gemv_mxfp4_q8_1: 4 warps, each
 	// thread one half-block (16 elements) at a time.
 	MMVQThreads = 128
+	// MMVQRows is the rows each block of gemv_mxfp4_q8_1 computes (1 to
+	// its MMVQ_MAX_ROWS, 4); it shares the activation loads, and does not
+	// change any row's arithmetic. BenchmarkGEMV times 1, 2 and 4.
+	MMVQRows = 4
 	// MMVQGroupK is the elements per thread step (half a 32-block).
 	MMVQGroupK = 16
 )

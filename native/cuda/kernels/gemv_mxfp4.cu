@@ -9,7 +9,8 @@
 // element j, high nibble = element j+16). act: K/32 block_q8_1 (36 bytes:
 // fp16 d, fp16 s, int8 qs[32]).
 //
-// One block of 128 threads (4 warps) per row. Half-block h of block b is
+// One block of 128 threads (4 warps) per row (or per few rows, each done
+// the same way). Half-block h of block b is
 // group g = 2b + h (qs bytes 8h..8h+7 with both nibbles: elements 8h..8h+7
 // and 8h+16..8h+23); thread t takes groups t, t+128, ... in order:
 //   sumi = Σ kvalues[code] * q8   (two __dp4a per 4 qs bytes: exact int32)
@@ -60,25 +61,30 @@ __device__ __forceinline__ float e8m0_half(u32 e) {
 }
 
 #ifndef MMVQ_BATCH
-#define MMVQ_BATCH 4
+#define MMVQ_BATCH 2
 #endif
+#define MMVQ_MAX_ROWS 4
 
+// rows (1..MMVQ_MAX_ROWS) consecutive rows per block: every row is
+// computed exactly as above by the block's 128 threads; sharing the block
+// shares the activation loads (one per group for all its rows) and the
+// per-block overhead.
 extern "C" __global__ void __launch_bounds__(128)
 gemv_mxfp4_q8_1(const u8 *__restrict__ w, const u8 *__restrict__ act, u64 N,
-                u64 nb, u32 fused, float *__restrict__ y) {
-  __shared__ float sh[3][32];
-  u64 row = blockIdx.x;
-  if (row >= N) return;
+                u64 nb, u32 fused, u32 rows, float *__restrict__ y) {
+  __shared__ float sh[MMVQ_MAX_ROWS][3][32];
+  u64 row0 = (u64)blockIdx.x * rows;
   u32 t = threadIdx.x;
-  const u8 *wrow = w + row * nb * 17;
-  float acc = 0.0f;
+  float acc[MMVQ_MAX_ROWS];
+#pragma unroll
+  for (int r = 0; r < MMVQ_MAX_ROWS; r++) acc[r] = 0.0f;
   // MMVQ_BATCH groups' loads are issued before any of their arithmetic, so
   // a thread waits for memory once per batch rather than once per group;
   // the groups are then accumulated in the same order as before.
   for (u64 g0 = t; g0 < 2 * nb; g0 += 128 * MMVQ_BATCH) {
-    uint2 q[MMVQ_BATCH];
+    uint2 q[MMVQ_MAX_ROWS][MMVQ_BATCH];
+    u32 e[MMVQ_MAX_ROWS][MMVQ_BATCH];
     int a[MMVQ_BATCH][4];
-    u32 e[MMVQ_BATCH];
     float d8[MMVQ_BATCH];
 #pragma unroll
     for (int i = 0; i < MMVQ_BATCH; i++) {
@@ -86,39 +92,54 @@ gemv_mxfp4_q8_1(const u8 *__restrict__ w, const u8 *__restrict__ act, u64 N,
       if (g >= 2 * nb) break;
       u64 b = g >> 1;
       u32 h = (u32)(g & 1u);
-      const u8 *blk = wrow + b * 17;
       const int *q8 = reinterpret_cast<const int *>(act + b * 36 + 4 + 8 * h);
-      q[i] = load8(blk + 1 + 8 * h);
       a[i][0] = __ldg(q8);
       a[i][1] = __ldg(q8 + 4);
       a[i][2] = __ldg(q8 + 1);
       a[i][3] = __ldg(q8 + 5);
-      e[i] = __ldg(blk);
       d8[i] = __half2float(__ldg(reinterpret_cast<const __half *>(act + b * 36)));
+#pragma unroll
+      for (int r = 0; r < MMVQ_MAX_ROWS; r++) {
+        if ((u32)r >= rows || row0 + r >= N) break;
+        const u8 *blk = w + ((row0 + r) * nb + b) * 17;
+        q[r][i] = load8(blk + 1 + 8 * h);
+        e[r][i] = __ldg(blk);
+      }
     }
 #pragma unroll
     for (int i = 0; i < MMVQ_BATCH; i++) {
       if (g0 + 128 * i >= 2 * nb) break;
-      int sumi = 0;
-      sumi = __dp4a(kvalues4(q[i].x & 0x0F0F0F0Fu), a[i][0], sumi);
-      sumi = __dp4a(kvalues4((q[i].x >> 4) & 0x0F0F0F0Fu), a[i][1], sumi);
-      sumi = __dp4a(kvalues4(q[i].y & 0x0F0F0F0Fu), a[i][2], sumi);
-      sumi = __dp4a(kvalues4((q[i].y >> 4) & 0x0F0F0F0Fu), a[i][3], sumi);
-      float d = __fmul_rn(e8m0_half(e[i]), d8[i]);
-      acc = fused ? __fmaf_rn(d, (float)sumi, acc) : __fadd_rn(__fmul_rn(d, (float)sumi), acc);
+#pragma unroll
+      for (int r = 0; r < MMVQ_MAX_ROWS; r++) {
+        if ((u32)r >= rows || row0 + r >= N) break;
+        int sumi = 0;
+        sumi = __dp4a(kvalues4(q[r][i].x & 0x0F0F0F0Fu), a[i][0], sumi);
+        sumi = __dp4a(kvalues4((q[r][i].x >> 4) & 0x0F0F0F0Fu), a[i][1], sumi);
+        sumi = __dp4a(kvalues4(q[r][i].y & 0x0F0F0F0Fu), a[i][2], sumi);
+        sumi = __dp4a(kvalues4((q[r][i].y >> 4) & 0x0F0F0F0Fu), a[i][3], sumi);
+        float d = __fmul_rn(e8m0_half(e[r][i]), d8[i]);
+        acc[r] = fused ? __fmaf_rn(d, (float)sumi, acc[r]) : __fadd_rn(__fmul_rn(d, (float)sumi), acc[r]);
+      }
     }
   }
   u32 warp = t / 32, lane = t % 32;
-  if (warp > 0) sh[warp - 1][lane] = acc;
+  if (warp > 0)
+#pragma unroll
+    for (int r = 0; r < MMVQ_MAX_ROWS; r++) sh[r][warp - 1][lane] = acc[r];
   __syncthreads();
   if (warp == 0) {
-    acc = __fadd_rn(acc, sh[0][lane]);
-    acc = __fadd_rn(acc, sh[1][lane]);
-    acc = __fadd_rn(acc, sh[2][lane]);
 #pragma unroll
-    for (int off = 16; off > 0; off >>= 1)
-      acc = __fadd_rn(acc, __shfl_xor_sync(0xFFFFFFFFu, acc, off));
-    if (lane == 0) y[row] = acc;
+    for (int r = 0; r < MMVQ_MAX_ROWS; r++) {
+      if ((u32)r >= rows || row0 + r >= N) break;
+      float v = acc[r];
+      v = __fadd_rn(v, sh[r][0][lane]);
+      v = __fadd_rn(v, sh[r][1][lane]);
+      v = __fadd_rn(v, sh[r][2][lane]);
+#pragma unroll
+      for (int off = 16; off > 0; off >>= 1)
+        v = __fadd_rn(v, __shfl_xor_sync(0xFFFFFFFFu, v, off));
+      if (lane == 0) y[row0 + r] = v;
+    }
   }
 }
 

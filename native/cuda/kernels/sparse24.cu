@@ -75,22 +75,51 @@ __device__ __forceinline__ u32 select24(u32 g, u32 rule) {
   return i0 | i1 << 2;
 }
 
-// compress4 compresses the 2:4 group in the bytes of g: the comp byte
-// v(i0) | v(i1) << 4 and the meta nibble.
-__device__ __forceinline__ void compress4(u32 g, u32 rule, u32 *k, u32 *m) {
-  u32 mm = select24(g, rule);
-  u32 i0 = mm & 3u, i1 = mm >> 2;
-  *k = ((g >> (8 * i0)) & 0xFu) | ((g >> (8 * i1)) & 0xFu) << 4;
+// sp24_meta_table writes, for every group of four codes g16 (code i in
+// bits 4i..4i+3), the meta nibble select24 chooses under rule, two
+// groups per byte (even g16 in the low nibble): 32 KB. The compress
+// kernels stage it in shared memory, where a lookup costs a few
+// instructions against select24's hundred-odd: compress was bound by
+// instruction issue, not memory, before the table.
+extern "C" __global__ void sp24_meta_table(u32 rule, u8 *__restrict__ table) {
+  GRID_STRIDE(i, 32768) {
+    u32 lo = (u32)(2 * i), hi = lo + 1;
+    // nibbles -> bytes: code i of g16 to byte i
+    u32 glo = (lo & 0xFu) | (lo & 0xF0u) << 4 | (lo & 0xF00u) << 8 | (lo & 0xF000u) << 12;
+    u32 ghi = (hi & 0xFu) | (hi & 0xF0u) << 4 | (hi & 0xF00u) << 8 | (hi & 0xF000u) << 12;
+    table[i] = (u8)(select24(glo, rule) | select24(ghi, rule) << 4);
+  }
+}
+
+#define SP24_TABLE_BYTES 32768
+
+// Copies the meta table into shared memory (every thread of the block
+// takes part; callers __syncthreads() after).
+__device__ __forceinline__ void load_table(u8 *s_tab, const u8 *__restrict__ table) {
+  u32 nthreads = blockDim.x * blockDim.y, t = threadIdx.y * blockDim.x + threadIdx.x;
+  for (u32 i = t; i < SP24_TABLE_BYTES / 16; i += nthreads)
+    reinterpret_cast<uint4 *>(s_tab)[i] = reinterpret_cast<const uint4 *>(table)[i];
+}
+
+// compress4 compresses the 2:4 group in the bytes of g (codes <= 0xF): the
+// comp byte v(i0) | v(i1) << 4 and the meta nibble, from the table.
+__device__ __forceinline__ void compress4(u32 g, const u8 *s_tab, u32 *k, u32 *m) {
+  u32 t = g | g >> 4;  // byte 0: codes 0,1 as nibbles; byte 2: codes 2,3
+  u32 g16 = (t & 0xFFu) | ((t >> 8) & 0xFF00u);
+  u32 mm = (s_tab[g16 >> 1] >> ((g16 & 1u) * 4u)) & 0xFu;
+  u32 p = __byte_perm(g, 0u, (mm & 3u) | (mm >> 2) << 4);  // bytes v(i0), v(i1)
+  *k = (p & 0xFu) | (p >> 4 & 0xF0u);
   *m = mm;
 }
 
 // compress8 takes 8 codes (one pair of groups): 2 comp bytes (k0 | k1 <<
-// 8) and one meta byte.
-__device__ __forceinline__ void compress8(uint2 v, u32 rule, u32 *bad, u32 *k, u32 *mb) {
+// 8) and one meta byte. A code above 0xF sets *bad (the Go side rejects
+// the input) and is masked so that the lookup stays in the table.
+__device__ __forceinline__ void compress8(uint2 v, const u8 *s_tab, u32 *bad, u32 *k, u32 *mb) {
   if ((v.x | v.y) & 0xF0F0F0F0u) atomicOr(bad, 1u);
   u32 k0, k1, m0, m1;
-  compress4(v.x, rule, &k0, &m0);
-  compress4(v.y, rule, &k1, &m1);
+  compress4(v.x & 0x0F0F0F0Fu, s_tab, &k0, &m0);
+  compress4(v.y & 0x0F0F0F0Fu, s_tab, &k1, &m1);
   *k = k0 | k1 << 8;
   *mb = m0 | m1 << 4;
 }
@@ -99,81 +128,89 @@ __device__ __forceinline__ void compress8(uint2 v, u32 rule, u32 *bad, u32 *k, u
 // out, so a thread takes 4 consecutive pairs (32 codes: two 16-byte
 // loads) and stores 8 comp bytes and 4 meta bytes with one store each;
 // the last few pairs, if the count is not a multiple of 4, go one by one.
-extern "C" __global__ void sp24_compress(const uint2 *__restrict__ codes,
-                                         u64 E, u64 N, u64 K, u32 rule,
-                                         u8 *__restrict__ comp,
-                                         u8 *__restrict__ meta,
-                                         u32 *__restrict__ bad) {
+// The grid is a few blocks per SM (grid-stride), so that the table is
+// staged once per block.
+extern "C" __global__ void __launch_bounds__(256)
+sp24_compress(const uint2 *__restrict__ codes, u64 E, u64 N, u64 K,
+              const u8 *__restrict__ table, u8 *__restrict__ comp,
+              u8 *__restrict__ meta, u32 *__restrict__ bad) {
+  __shared__ __align__(16) u8 s_tab[SP24_TABLE_BYTES];
+  load_table(s_tab, table);
+  __syncthreads();
   u64 T = E * N * (K / 8);
   GRID_STRIDE(i, T / 4) {
     uint4 a = reinterpret_cast<const uint4 *>(codes)[2 * i];
     uint4 b = reinterpret_cast<const uint4 *>(codes)[2 * i + 1];
     u32 k0, k1, k2, k3, m0, m1, m2, m3;
-    compress8(make_uint2(a.x, a.y), rule, bad, &k0, &m0);
-    compress8(make_uint2(a.z, a.w), rule, bad, &k1, &m1);
-    compress8(make_uint2(b.x, b.y), rule, bad, &k2, &m2);
-    compress8(make_uint2(b.z, b.w), rule, bad, &k3, &m3);
+    compress8(make_uint2(a.x, a.y), s_tab, bad, &k0, &m0);
+    compress8(make_uint2(a.z, a.w), s_tab, bad, &k1, &m1);
+    compress8(make_uint2(b.x, b.y), s_tab, bad, &k2, &m2);
+    compress8(make_uint2(b.z, b.w), s_tab, bad, &k3, &m3);
     reinterpret_cast<uint2 *>(comp)[i] = make_uint2(k0 | k1 << 16, k2 | k3 << 16);
     reinterpret_cast<u32 *>(meta)[i] = m0 | m1 << 8 | m2 << 16 | m3 << 24;
   }
   u64 i = T / 4 * 4 + (u64)blockIdx.x * blockDim.x + threadIdx.x;
   if (i < T) {
     u32 k, mb;
-    compress8(codes[i], rule, bad, &k, &mb);
+    compress8(codes[i], s_tab, bad, &k, &mb);
     comp[2 * i] = (u8)k;
     comp[2 * i + 1] = (u8)(k >> 8);
     meta[i] = (u8)mb;
   }
 }
 
-// Transposed: grid (ceil(P/32), ceil(N/SP24_TN), E), block (32, 8). A
-// block compresses 32 pairs of SP24_TN rows into shared memory (loads
-// along p, 16 rows per thread), then writes the 2*32 comp rows and 32
-// meta rows of the tile along n, four bytes per store when N is a
-// multiple of 4.
+// Transposed: block (32, 8); tiles of 32 pairs x SP24_TN rows, taken in
+// turn by a grid of a few blocks per SM (the table is staged once per
+// block). A tile is compressed into shared memory (loads along p, 16 rows
+// per thread), then its 2*32 comp rows and 32 meta rows are written along
+// n, four bytes per store when N is a multiple of 4.
 #define SP24_TN 128
-extern "C" __global__ void sp24_compress_t(const uint2 *__restrict__ codes,
-                                           u64 E, u64 N, u64 K, u32 rule,
-                                           u8 *__restrict__ comp,
-                                           u8 *__restrict__ meta,
-                                           u32 *__restrict__ bad) {
+extern "C" __global__ void __launch_bounds__(256)
+sp24_compress_t(const uint2 *__restrict__ codes, u64 E, u64 N, u64 K,
+                const u8 *__restrict__ table, u8 *__restrict__ comp,
+                u8 *__restrict__ meta, u32 *__restrict__ bad) {
+  __shared__ __align__(16) u8 s_tab[SP24_TABLE_BYTES];
   __shared__ u32 sc[96][SP24_TN / 4 + 1];  // rows 0..63: comp 2p, 2p+1; 64..95: meta p
   u8 (*sb)[4 * (SP24_TN / 4 + 1)] = reinterpret_cast<u8 (*)[4 * (SP24_TN / 4 + 1)]>(sc);
+  load_table(s_tab, table);
   u64 P = K / 8;
-  u64 e = blockIdx.z;
-  u64 p0 = (u64)blockIdx.x * 32, n0 = (u64)blockIdx.y * SP24_TN;
+  u64 tp = (P + 31) / 32, tn = (N + SP24_TN - 1) / SP24_TN;
   u32 tx = threadIdx.x, ty = threadIdx.y;
-  for (u32 r = ty; r < SP24_TN; r += 8) {  // load: row n0+r, pair p0+tx
-    u64 n = n0 + r, p = p0 + tx;
-    if (n < N && p < P) {
-      u32 k, mb;
-      compress8(codes[(e * N + n) * P + p], rule, bad, &k, &mb);
-      sb[2 * tx][r] = (u8)k;
-      sb[2 * tx + 1][r] = (u8)(k >> 8);
-      sb[64 + tx][r] = (u8)mb;
+  for (u64 tile = blockIdx.x; tile < E * tn * tp; tile += gridDim.x) {
+    u64 p0 = (tile % tp) * 32, n0 = (tile / tp % tn) * SP24_TN, e = tile / (tp * tn);
+    __syncthreads();  // the table is in; the previous tile's stores are done
+    for (u32 r = ty; r < SP24_TN; r += 8) {  // load: row n0+r, pair p0+tx
+      u64 n = n0 + r, p = p0 + tx;
+      if (n < N && p < P) {
+        u32 k, mb;
+        compress8(codes[(e * N + n) * P + p], s_tab, bad, &k, &mb);
+        sb[2 * tx][r] = (u8)k;
+        sb[2 * tx + 1][r] = (u8)(k >> 8);
+        sb[64 + tx][r] = (u8)mb;
+      }
     }
-  }
-  __syncthreads();
-  u64 rows_c = 2 * (P - p0 < 32 ? P - p0 : 32);
-  for (u32 row = ty; row < 96; row += 8) {  // store: tile row `row`, columns n0 + 4tx..
-    u64 orow;
-    u8 *dst;
-    if (row < 64) {
-      if (row >= rows_c) continue;
-      orow = e * (K / 4) + 2 * p0 + row;
-      dst = comp;
-    } else {
-      if (row - 64 >= rows_c / 2) continue;
-      orow = e * P + p0 + (row - 64);
-      dst = meta;
-    }
-    u64 n = n0 + 4 * tx;
-    if (n >= N) continue;
-    u8 *o = dst + orow * N + n;
-    if (N % 4 == 0) {
-      *reinterpret_cast<u32 *>(o) = sc[row][tx];
-    } else {
-      for (u32 j = 0; j < 4 && n + j < N; j++) o[j] = sb[row][4 * tx + j];
+    __syncthreads();
+    u64 rows_c = 2 * (P - p0 < 32 ? P - p0 : 32);
+    for (u32 row = ty; row < 96; row += 8) {  // store: tile row `row`, columns n0 + 4tx..
+      u64 orow;
+      u8 *dst;
+      if (row < 64) {
+        if (row >= rows_c) continue;
+        orow = e * (K / 4) + 2 * p0 + row;
+        dst = comp;
+      } else {
+        if (row - 64 >= rows_c / 2) continue;
+        orow = e * P + p0 + (row - 64);
+        dst = meta;
+      }
+      u64 n = n0 + 4 * tx;
+      if (n >= N) continue;
+      u8 *o = dst + orow * N + n;
+      if (N % 4 == 0) {
+        *reinterpret_cast<u32 *>(o) = sc[row][tx];
+      } else {
+        for (u32 j = 0; j < 4 && n + j < N; j++) o[j] = sb[row][4 * tx + j];
+      }
     }
   }
 }
@@ -214,6 +251,9 @@ extern "C" __global__ void sp24_fill_lut(float *__restrict__ out, u32 mode) {
 #define V7_THREADS 128
 #define V7_THREAD_N 4
 #define V7_TILE_K 64
+#ifndef V7_MIN_BLOCKS
+#define V7_MIN_BLOCKS 4  // resident blocks per SM the register budget targets
+#endif
 
 // h4 unpacks 4 fp16 (little-endian in v) to float.
 __device__ __forceinline__ void h4(uint2 v, float f[4]) {
@@ -263,7 +303,7 @@ __device__ __forceinline__ void reduce_tiles(const __half *p, u64 N, u64 kt, flo
 // experts [A] i32; partials fp16 [A][K/64][N]; counters u32
 // [A][ceil(N/512)], zero before the first launch and left zero by every
 // launch; y fp16 [A][N]. width is 4 or 1.
-extern "C" __global__ void __launch_bounds__(V7_THREADS)
+extern "C" __global__ void __launch_bounds__(V7_THREADS, V7_MIN_BLOCKS)
 sp24_gemv_v7(const u8 *__restrict__ comp, const u8 *__restrict__ meta,
              const u8 *__restrict__ scales, const float *__restrict__ global,
              const __half *__restrict__ act, u64 act_stride,
