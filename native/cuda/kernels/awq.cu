@@ -74,12 +74,13 @@ __device__ __forceinline__ uint4 absmax8(uint4 m, uint4 v) {
 //   - e = w - n s is exact (a single fma; w and n s share the last-bit
 //     scale 2^(b-1) and |e| <= s/2), so |e| == s/2 detects the tie, and
 //     the tie goes to the even neighbour.
-// The caller passes r = __frcp_rn(s) and hs = s/2 (exact); s == 0 is
-// passed as r = hs = 0, which gives 0 (w is finite), as the reference's
-// "q = 0 where the scale is 0". Branch-free, in integers after the rint.
-__device__ __forceinline__ int q_rint(float w, float s, float r, float hs) {
+// The caller passes r = __frcp_rn(s); s == 0 is passed as r = 0, which
+// gives 0 (w is finite), as the reference's "q = 0 where the scale is 0".
+// Branch-free, in integers after the rint.
+__device__ __forceinline__ int q_rint(float w, float s, float r) {
   float n = rintf(__fmul_rn(w, r));
   float e = __fmaf_rn(-n, s, w);
+  float hs = __fmul_rn(s, 0.5f);  // exact
   int ni = (int)n;
   int step = e > 0.0f ? 1 : -1;
   return (fabsf(e) == hs && (ni & 1)) ? ni + step : ni;
@@ -87,12 +88,12 @@ __device__ __forceinline__ int q_rint(float w, float s, float r, float hs) {
 
 // The AWQ word of one row of 8 columns: q = rint(w / s) clamped to
 // [-8, 7], u = q + 8, nibble p = column ORDER[p].
-__device__ __forceinline__ u32 pack_row(uint4 v, const float sf[8], const float rf[8], const float hf[8]) {
+__device__ __forceinline__ u32 pack_row(uint4 v, const float sf[8], const float rf[8]) {
   const __half *h = reinterpret_cast<const __half *>(&v);
   u32 u[8];
 #pragma unroll
   for (int j = 0; j < 8; j++)
-    u[j] = (u32)(min(max(q_rint(__half2float(h[j]), sf[j], rf[j], hf[j]), -8), 7) + 8);
+    u[j] = (u32)(min(max(q_rint(__half2float(h[j]), sf[j], rf[j]), -8), 7) + 8);
   // nibble p holds column ORDER[p], ORDER = {0,2,4,6,1,3,5,7}
   return u[0] | u[2] << 4 | u[4] << 8 | u[6] << 12 | u[1] << 16 |
          u[3] << 20 | u[5] << 24 | u[7] << 28;
@@ -141,14 +142,13 @@ awq_forge_pack(const uint4 *__restrict__ w, u64 ic, u64 oc, u64 group,
     return;  // the Go side rejects the whole input; nothing else is read
   }
   const __half *amax = reinterpret_cast<const __half *>(&m);
-  float sf[8], rf[8], hf[8];
+  float sf[8], rf[8];
   __half sh[8];
 #pragma unroll
   for (int j = 0; j < 8; j++) {
     sh[j] = __float2half_rn(__fdiv_rn(__half2float(amax[j]), 7.0f));
     sf[j] = __half2float(sh[j]);
     rf[j] = sf[j] != 0.0f ? __frcp_rn(sf[j]) : 0.0f;
-    hf[j] = __fmul_rn(sf[j], 0.5f);
   }
   if (slice == 0) {
     reinterpret_cast<uint4 *>(scales)[g * chunks + chunk] = *reinterpret_cast<uint4 *>(sh);
@@ -159,10 +159,10 @@ awq_forge_pack(const uint4 *__restrict__ w, u64 ic, u64 oc, u64 group,
 #pragma unroll
     for (int r = 0; r < AWQ_ROWS; r++) {
       u64 k = slice + (u64)r * AWQ_SLICES;
-      if (k < group) qg[k * chunks] = pack_row(v[r], sf, rf, hf);
+      if (k < group) qg[k * chunks] = pack_row(v[r], sf, rf);
     }
   } else {
 #pragma unroll 4
-    for (u64 k = slice; k < group; k += AWQ_SLICES) qg[k * chunks] = pack_row(wg[k * chunks], sf, rf, hf);
+    for (u64 k = slice; k < group; k += AWQ_SLICES) qg[k * chunks] = pack_row(wg[k * chunks], sf, rf);
   }
 }
