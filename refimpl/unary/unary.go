@@ -104,16 +104,37 @@ func tabulated(enc func(b uint32) uint8) func(start uint32, out []byte) {
 		}
 		return t
 	})
-	return func(start uint32, out []byte) {
-		t := table()
-		const low = 1<<bucketShift - 1
-		for i := range out {
-			b := start + uint32(i)
-			// (b&low - 1) >> 31 is 1 exactly when b is a bucket's first
-			// pattern (b&low < 2^19, so only 0 wraps).
-			out[i] = t[(b>>bucketShift<<1|(b&low-1)>>31)&(tableLen-1)]
+	return func(start uint32, out []byte) { encodeTable(table(), start, out) }
+}
+
+// encodeTable is the loop of tabulated. The patterns of a bucket share
+// their code except the bucket's first, so a range is a few runs of one
+// byte each: the run is filled by doubling copies (a memmove, which
+// GOARCH=wasm compiles to the memory.copy instruction), not by a loop
+// over the elements. Go's wasm code pays several times the native cost
+// per loop iteration; a copy costs the same in both.
+func encodeTable(t *codeTable, start uint32, out []byte) {
+	const bucket = 1 << bucketShift
+	for i := 0; i < len(out); {
+		b := start + uint32(i)
+		run := out[i:min(len(out), i+bucket-int(b%bucket))]
+		run[0] = t[slot(b)]
+		if rest := run[1:]; len(rest) > 0 {
+			rest[0] = t[slot(b+1)] // b+1 is in b's bucket and not its first
+			for n := 1; n < len(rest); n *= 2 {
+				copy(rest[n:], rest[:n])
+			}
 		}
+		i += len(run)
 	}
+}
+
+// slot is the table index of pattern b.
+func slot(b uint32) uint32 {
+	const low = 1<<bucketShift - 1
+	// (b&low - 1) >> 31 is 1 exactly when b is a bucket's first pattern
+	// (b&low < 2^19, so only 0 wraps).
+	return (b>>bucketShift<<1 | (b&low-1)>>31) & (tableLen - 1)
 }
 
 var all []Conversion
@@ -152,30 +173,20 @@ func init() {
 		p := p
 		all = append(all, Conversion{
 			Name: "bf16/" + p.Name, Format: "bf16", Profile: p.Name, Bits: 16,
-			Source: "bfloat16: roundTiesToEven on the top 16 bits; " + p.Source,
-			Encode: func(x float32) uint32 { return uint32(p.EncodeBF16(x)) },
-			Decode: func(c uint32) float32 { return half.DecodeBF16(uint16(c)) },
-			encodeRange: func(start uint32, out []byte) {
-				for i := 0; i+1 < len(out); i += 2 {
-					v := p.EncodeBF16(math.Float32frombits(start + uint32(i/2)))
-					out[i], out[i+1] = byte(v), byte(v>>8)
-				}
-			},
+			Source:      "bfloat16: roundTiesToEven on the top 16 bits; " + p.Source,
+			Encode:      func(x float32) uint32 { return uint32(p.EncodeBF16(x)) },
+			Decode:      func(c uint32) float32 { return half.DecodeBF16(uint16(c)) },
+			encodeRange: func(start uint32, out []byte) { encodeBF16Range(p.CanonicalNaN, start, out) },
 		})
 	}
 	for _, p := range half.Profiles() {
 		p := p
 		all = append(all, Conversion{
 			Name: "fp16/" + p.Name, Format: "fp16", Profile: p.Name, Bits: 16,
-			Source: "IEEE binary16 through github.com/x448/float16; " + p.Source,
-			Encode: func(x float32) uint32 { return uint32(p.EncodeFP16(x)) },
-			Decode: func(c uint32) float32 { return half.DecodeFP16(uint16(c)) },
-			encodeRange: func(start uint32, out []byte) {
-				for i := 0; i+1 < len(out); i += 2 {
-					v := p.EncodeFP16(math.Float32frombits(start + uint32(i/2)))
-					out[i], out[i+1] = byte(v), byte(v>>8)
-				}
-			},
+			Source:      "IEEE binary16 through github.com/x448/float16; " + p.Source,
+			Encode:      func(x float32) uint32 { return uint32(p.EncodeFP16(x)) },
+			Decode:      func(c uint32) float32 { return half.DecodeFP16(uint16(c)) },
+			encodeRange: func(start uint32, out []byte) { encodeFP16Range(p.CanonicalNaN, start, out) },
 		})
 	}
 }

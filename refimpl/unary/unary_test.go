@@ -49,3 +49,37 @@ func TestEncodeRangeEdges(t *testing.T) {
 // conversion by golden/exhaustive's TestExhaustiveNative, against Merkle
 // digests committed before the tables existed; repeating that sweep here
 // would double the suite's longest test for no new coverage.
+
+// TestEncodeRange16 compares the 16-bit EncodeRange bodies with Encode on
+// every input whose low 11 bits are 0, 1, 0x3ff, 0x400, 0x401 or 0x7ff
+// (the FP16 rounding boundaries lie at multiples of 0x1000 plus 0 or 1)
+// and on unaligned starts, short ranges and odd lengths.
+func TestEncodeRange16(t *testing.T) {
+	for _, c := range All() {
+		if c.Width() != 2 {
+			continue
+		}
+		got := make([]byte, 2*8)
+		want := make([]byte, len(got))
+		for k := uint32(0); k < 1<<21; k++ {
+			for _, lo := range []uint32{0, 1, 0x3ff, 0x400, 0x401, 0x7fe} {
+				s := k<<11 | lo
+				c.EncodeRange(s, got)
+				encodeRangeByEncode(c, s, want)
+				for i := range got {
+					if got[i] != want[i] {
+						t.Fatalf("%s: EncodeRange at %#08x gives byte %d = %#x, Encode gives %#x", c.Name, s+uint32(i/2), i%2, got[i], want[i])
+					}
+				}
+			}
+		}
+		for _, n := range []int{0, 1, 2, 3, 7, 9, 15} {
+			got, want := make([]byte, n), make([]byte, n)
+			c.EncodeRange(0x477fefff, got)
+			encodeRangeByEncode(c, 0x477fefff, want)
+			if string(got) != string(want) {
+				t.Errorf("%s: %d bytes: EncodeRange % x, Encode % x", c.Name, n, got, want)
+			}
+		}
+	}
+}

@@ -129,9 +129,10 @@ func encodeRange(a, nameLen, start, outOff, outLen uint32) (ret uint64) {
 	if !ok || uint64(nameLen) > uint64(len(buf)) || uint64(outOff)+uint64(outLen) > uint64(len(buf)) || outOff < nameLen {
 		return fail("bitexact_unary: bad buffer %#x (name %d bytes, output [%d,+%d))", a, nameLen, outOff, outLen)
 	}
-	name := string(buf[:nameLen])
-	c, ok := conversions[name]
+	c, ok := conversions[string(buf[:nameLen])] // no allocation when found
+	name := c.Name
 	if !ok {
+		name = string(buf[:nameLen])
 		var err error
 		if c, err = unary.Lookup(name); err != nil {
 			return fail("%v", err)
