@@ -40,7 +40,7 @@ ptx:
 
 test-cuda:
 	CGO_CFLAGS="$(CUDA_CGO_CFLAGS)" CGO_LDFLAGS="$(CUDA_CGO_LDFLAGS)" \
-	  $(GO) test -tags cuda -count=1 -timeout 20m ./$(CUDA_DIR)/ ./conformance/
+	  $(GO) test -tags cuda -count=1 -timeout 20m ./$(CUDA_DIR)/ ./conformance/...
 
 bench-cuda:
 	CGO_CFLAGS="$(CUDA_CGO_CFLAGS)" CGO_LDFLAGS="$(CUDA_CGO_LDFLAGS)" \

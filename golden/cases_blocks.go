@@ -143,6 +143,36 @@ func init() {
 		}
 	}
 
+	// Exact ties of x/d, which rounding-rule bugs need: llama.cpp rounds
+	// them half away from zero, rint would go to even (the CUDA mutant
+	// cuda-q8_1-ties-even survived the random inputs).
+	addInputs(Inputs{
+		Name: "q8_1.ties",
+		Description: "x F32 [1024]: 32 blocks, block b with maximum 127*2^e (e = b%16 - 8, so d = 2^e exactly) and the other " +
+			"elements (k + 1/2)*2^e for k = -127..126 in turn, every x/d an exact half-integer",
+		Seed: 0x71387469,
+		Make: func(seed uint64) (ops.Tensors, error) {
+			x := make([]float32, 32*32)
+			k := -127
+			for b := 0; b < 32; b++ {
+				p := float32(math.Ldexp(1, b%16-8))
+				x[b*32] = 127 * p
+				for j := 1; j < 32; j++ {
+					x[b*32+j] = (float32(k) + 0.5) * p
+					if k++; k > 126 {
+						k = -127
+					}
+				}
+			}
+			return ops.Tensors{"x": tensor.FromF32([]int{len(x)}, x)}, nil
+		},
+	})
+	for _, s := range []string{"cpu", "cuda"} {
+		addCase(Case{Name: "q8_1.ties." + s, Family: "q8_1", Op: "ggml.q8_1.quantize",
+			Params: ops.Params{"s": s}, Inputs: "q8_1.ties",
+			Description: "llama.cpp block_q8_1 on exact x/d ties, s as computed by the " + s + " path"})
+	}
+
 	// AWQ.
 	addInputs(Inputs{
 		Name:        "awq.weights",
@@ -171,6 +201,45 @@ func init() {
 				Params: ops.Params{"quantizer": q.Name, "group": fmt.Sprint(g)}, Inputs: "awq.weights",
 				Description: fmt.Sprintf("AWQ quantize (vLLM GEMM layout), quantizer %s, group %d", q.Name, g)})
 		}
+	}
+	// Exact ties of w/s (the CUDA mutant cuda-awq-reciprocal-ties, a
+	// w*(1/s) quantizer without the tie check, survived the random weights).
+	addInputs(Inputs{
+		Name: "awq.ties",
+		Description: "w F16 [256,64], group 128: in each group and column the maximum is 7s for an fp16 scale s whose " +
+			"significand is not a power of two (so 1/s is inexact), and the other rows are (k + 1/2)s, k = -7..6 in turn: " +
+			"every w/s an exact half-integer",
+		Seed: 0x61777469,
+		Make: func(seed uint64) (ops.Tensors, error) {
+			const ic, oc = 256, 64
+			mants := []float64{1.375, 1.625, 1.125, 1.875, 1.25, 1.75, 1.5, 1.0625}
+			h := make([]uint16, ic*oc)
+			for g := 0; g < ic/128; g++ {
+				for c := 0; c < oc; c++ {
+					sc := math.Ldexp(mants[(g*oc+c)%len(mants)], (c%9)-10)
+					k := -7 + c%14
+					for r := 0; r < 128; r++ {
+						v := 7 * sc
+						if r > 0 {
+							v = (float64(k) + 0.5) * sc
+							if k++; k > 6 {
+								k = -7
+							}
+						}
+						if (r+c)%5 == 0 {
+							v = -v
+						}
+						h[(g*128+r)*oc+c] = half.EncodeFP16(float32(v))
+					}
+				}
+			}
+			return ops.Tensors{"w": tensor.FromBits16(tensor.F16, []int{ic, oc}, h)}, nil
+		},
+	})
+	for _, q := range awq.Quantizers() {
+		addCase(Case{Name: fmt.Sprintf("awq.quantize.%s.ties", q.Name), Family: "awq", Op: "awq.quantize",
+			Params: ops.Params{"quantizer": q.Name, "group": "128"}, Inputs: "awq.ties",
+			Description: fmt.Sprintf("AWQ quantize (vLLM GEMM layout), quantizer %s, group 128, on exact w/s ties", q.Name)})
 	}
 	addInputs(Inputs{
 		Name:        "awq.nibbles",

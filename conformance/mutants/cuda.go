@@ -69,6 +69,7 @@ func (m CUDAMutant) Apply(src string) (string, error) {
 var cudaSets = [][]CUDAMutant{
 	cudaConversionMutants, // e2m1, fp8
 	cudaBlockMutants,      // nvfp4, mxfp4
+	cudaPackingMutants,    // awq, sparse24, gemv_mxfp4
 }
 
 // CUDACatalog lists the CUDA kernel mutants.
