@@ -61,7 +61,7 @@ __device__ __forceinline__ float e8m0_half(u32 e) {
 }
 
 #ifndef MMVQ_BATCH
-#define MMVQ_BATCH 2
+#define MMVQ_BATCH 1
 #endif
 #define MMVQ_MAX_ROWS 4
 
