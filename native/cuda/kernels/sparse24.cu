@@ -162,7 +162,7 @@ sp24_compress(const uint2 *__restrict__ codes, u64 E, u64 N, u64 K,
 // Transposed: block (32, 8); tiles of 32 pairs x SP24_TN rows, taken in
 // turn by a grid of a few blocks per SM (the table is staged once per
 // block). A tile is compressed into shared memory (loads along p, 16 rows
-// per thread), then its 2*32 comp rows and 32 meta rows are written along
+// per thread, all issued first), then its 2*32 comp rows and 32 meta rows are written along
 // n, four bytes per store when N is a multiple of 4.
 #define SP24_TN 128
 extern "C" __global__ void __launch_bounds__(256)
@@ -179,11 +179,22 @@ sp24_compress_t(const uint2 *__restrict__ codes, u64 E, u64 N, u64 K,
   for (u64 tile = blockIdx.x; tile < E * tn * tp; tile += gridDim.x) {
     u64 p0 = (tile % tp) * 32, n0 = (tile / tp % tn) * SP24_TN, e = tile / (tp * tn);
     __syncthreads();  // the table is in; the previous tile's stores are done
-    for (u32 r = ty; r < SP24_TN; r += 8) {  // load: row n0+r, pair p0+tx
-      u64 n = n0 + r, p = p0 + tx;
-      if (n < N && p < P) {
+    // load: rows n0 + ty + 8i, pair p0 + tx. All of a thread's loads are
+    // issued before any compress, so each thread has 16 in flight rather
+    // than one (the block count is capped by the table's shared memory).
+    uint2 v[SP24_TN / 8];
+    u64 p = p0 + tx;
+#pragma unroll
+    for (int i = 0; i < SP24_TN / 8; i++) {
+      u64 n = n0 + ty + 8 * i;
+      v[i] = n < N && p < P ? codes[(e * N + n) * P + p] : make_uint2(0u, 0u);
+    }
+#pragma unroll
+    for (int i = 0; i < SP24_TN / 8; i++) {
+      u32 r = ty + 8 * i;
+      if (n0 + r < N && p < P) {
         u32 k, mb;
-        compress8(codes[(e * N + n) * P + p], s_tab, bad, &k, &mb);
+        compress8(v[i], s_tab, bad, &k, &mb);
         sb[2 * tx][r] = (u8)k;
         sb[2 * tx + 1][r] = (u8)(k >> 8);
         sb[64 + tx][r] = (u8)mb;
