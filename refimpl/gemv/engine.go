@@ -21,11 +21,22 @@ func fma32(x, y, z float32) float32 {
 	// TwoSum: e is exactly (p + zz) - s.
 	bb := s - p
 	e := (p - (s - bb)) + (zz - bb)
-	if e > 0 {
-		s = math.Nextafter(s, math.Inf(1))
-	} else if e < 0 {
-		s = math.Nextafter(s, math.Inf(-1))
+	// Step s one float64 ulp toward the exact value when e != 0, as
+	// math.Nextafter(s, ±Inf) does: a non-zero s steps by one unit of its
+	// bit pattern, up in magnitude when e has s's sign. (A sum that rounds
+	// to 0 is exact, so s == 0 has e == 0; Nextafter covers it anyway.)
+	// Written with selects rather than branches or a call: e is non-zero
+	// for most sums, and Go's wasm code pays a dispatch for every taken
+	// branch and more for a call than for the rest of fma32.
+	if s == 0 && e != 0 {
+		return float32(math.Nextafter(s, e))
 	}
+	b := math.Float64bits(s)
+	step := 1 - 2*((math.Float64bits(e)^b)>>63) // +1 or -1 (mod 2^64)
+	if e == 0 {
+		step = 0
+	}
+	s = math.Float64frombits(b + step)
 	// s is now on the same side of every float32 midpoint as the exact
 	// value (float32 midpoints are float64 numbers 2^29 float64 ulps apart).
 	return float32(s)
@@ -105,9 +116,18 @@ func (s *Schedule) run(x, y []float32, lanes []float32) (float32, []float32) {
 	if gpc == 0 {
 		gpc = 1
 	}
-	for g := 0; g < nGroups; g++ {
-		l := (g / gpc) % nLanes
-		lanes[l] = s.mac(lanes[l], x[g], y[g])
+	if s.Accum == FP32 && s.Fused {
+		// mac's case for mmvq and the sparse schedules, without its
+		// per-group branches.
+		for g := 0; g < nGroups; g++ {
+			l := (g / gpc) % nLanes
+			lanes[l] = fma32(x[g], y[g], lanes[l])
+		}
+	} else {
+		for g := 0; g < nGroups; g++ {
+			l := (g / gpc) % nLanes
+			lanes[l] = s.mac(lanes[l], x[g], y[g])
+		}
 	}
 	if s.Partial == FP16 || s.Accum == FP16 {
 		for i := range lanes {

@@ -22,6 +22,13 @@ const (
 // code, as int8.
 var KValuesMXFP4 = [16]int8{0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12}
 
+// pair is the products of qs byte c's two codes, element j (low nibble)
+// and j+16 (high), with the activations qj and qj16. The sums of a group
+// are exact in int32 (at most 32 * 12 * 128), so their order is free.
+func pair(c byte, qj, qj16 int32) int32 {
+	return int32(KValuesMXFP4[c&0xF])*qj + int32(KValuesMXFP4[c>>4])*qj16
+}
+
 // MXFP4Q81GEMV is llama.cpp's MXFP4 x Q8_1 matrix-vector product
 // (ggml-cuda vecdotq.cuh vec_dot_mxfp4_q8_1 driven by mmvq.cu): y[n] =
 // Σ over the K/32 blocks of row n. w holds N rows of K/32 block_mxfp4 (qs[j]
@@ -63,6 +70,11 @@ func MXFP4Q81GEMV(w, act []byte, n, k int, s Schedule) ([]float32, error) {
 			q8[b*QK+j] = int32(int8(blk[4+j]))
 		}
 	}
+	// half[e] = E8M0(e) * 0.5, once per call rather than a decode per block.
+	var half [256]float32
+	for e := range half {
+		half[e] = e8m0.Decode(uint8(e)) * 0.5
+	}
 	gpb := QK / s.GroupK // groups per block
 	bytesPerGroup := s.GroupK / 2
 	xs := make([]float32, nb*gpb)
@@ -71,29 +83,43 @@ func MXFP4Q81GEMV(w, act []byte, n, k int, s Schedule) ([]float32, error) {
 	var lanes []float32
 	for row := 0; row < n; row++ {
 		for b := 0; b < nb; b++ {
-			blk := w[(row*nb+b)*MXFP4BlockBytes:]
-			d := float32(float32(e8m0.Decode(blk[0])*0.5) * d8[b])
-			q := q8[b*QK:]
-			for g := 0; g < gpb; g++ {
-				var sumi int32
-				if s.GroupK == 1 {
-					// One element: the low nibble of byte j is element j
-					// for the first 16 groups, the high nibble of byte j-16
-					// for the rest.
-					j := g
+			// Fixed-size views: one bounds check each instead of one per
+			// element, which Go's wasm code pays as a branch.
+			off := (row*nb + b) * MXFP4BlockBytes
+			blk := (*[MXFP4BlockBytes]byte)(w[off : off+MXFP4BlockBytes])
+			q := (*[QK]int32)(q8[b*QK : b*QK+QK])
+			d := float32(half[blk[0]] * d8[b])
+			xg, yg := xs[b*gpb:b*gpb+gpb], ys[b*gpb:b*gpb+gpb]
+			switch s.GroupK {
+			case 16:
+				// mmvq's two half-blocks, unrolled: a loop's back-edge
+				// costs Go's wasm code a br_table dispatch.
+				xg[0], xg[1] = d, d
+				yg[0] = float32(pair(blk[1], q[0], q[16]) + pair(blk[2], q[1], q[17]) + pair(blk[3], q[2], q[18]) + pair(blk[4], q[3], q[19]) +
+					pair(blk[5], q[4], q[20]) + pair(blk[6], q[5], q[21]) + pair(blk[7], q[6], q[22]) + pair(blk[8], q[7], q[23]))
+				yg[1] = float32(pair(blk[9], q[8], q[24]) + pair(blk[10], q[9], q[25]) + pair(blk[11], q[10], q[26]) + pair(blk[12], q[11], q[27]) +
+					pair(blk[13], q[12], q[28]) + pair(blk[14], q[13], q[29]) + pair(blk[15], q[14], q[30]) + pair(blk[16], q[15], q[31]))
+			case 1:
+				// One element per group: the low nibble of byte j is
+				// element j for the first 16 groups, the high nibble of
+				// byte j-16 for the rest.
+				for j := 0; j < QK; j++ {
 					c := blk[1+j%16] & 0xF
 					if j >= 16 {
 						c = blk[1+j%16] >> 4
 					}
-					sumi = int32(KValuesMXFP4[c]) * q[j]
-				} else {
-					for j := g * bytesPerGroup; j < (g+1)*bytesPerGroup; j++ {
-						c := blk[1+j]
-						sumi += int32(KValuesMXFP4[c&0xF])*q[j] + int32(KValuesMXFP4[c>>4])*q[j+16]
-					}
+					xg[j] = d
+					yg[j] = float32(int32(KValuesMXFP4[c]) * q[j])
 				}
-				xs[b*gpb+g] = d
-				ys[b*gpb+g] = float32(sumi)
+			default:
+				for g := range xg {
+					var sumi int32
+					for j := g * bytesPerGroup; j < (g+1)*bytesPerGroup; j++ {
+						sumi += pair(blk[1+j], q[j], q[j+16])
+					}
+					xg[g] = d
+					yg[g] = float32(sumi)
+				}
 			}
 		}
 		y[row], lanes = s.run(xs, ys, lanes)

@@ -254,14 +254,19 @@ func checkShape(n, rows, cols int) error {
 // TensorAmax is the largest finite |x| (NaN and ±Inf ignored), 0 when there
 // is none.
 func TensorAmax(x []float32) float32 {
-	var m float32
+	// On magnitude bit patterns (sign cleared) the integer order is the
+	// float order, and the finite ones are those below 0x7f800000: the
+	// loop needs no float compare and no branch, only selects (a taken
+	// branch costs Go's wasm code a dispatch).
+	var m uint32
 	for _, v := range x {
-		a := float32(math.Abs(float64(v)))
-		if a > m && a <= math.MaxFloat32 {
-			m = a
+		a := math.Float32bits(v) &^ (1 << 31)
+		if a >= 0x7f800000 {
+			a = 0
 		}
+		m = max(m, a)
 	}
-	return m
+	return math.Float32frombits(m)
 }
 
 // GlobalFromAmax computes the recipe's per-tensor value from a tensor amax:
@@ -308,35 +313,51 @@ func QuantizeWithGlobal(x []float32, rows, cols int, global float32, r Recipe) (
 	// Recipe holds five strings, and copying it per block is costly, most
 	// of all under GOARCH=wasm.
 	rp, f := &r, r.FP4
+	table, scaleTable := lookupTable(e2m1Tables, f), lookupTable(e4m3Tables, r.ScaleCast)
 	for blk := range q.Scales {
-		xs := x[blk*BlockSize : (blk+1)*BlockSize]
-		sc := rp.blockScaleCode(blockAmax(xs, r.BlockAmax), global)
+		xs := (*[BlockSize]float32)(x[blk*BlockSize : (blk+1)*BlockSize])
+		t := rp.blockScaleValue(blockAmax(xs, r.BlockAmax), global)
+		var sc uint8
+		if scaleTable != nil {
+			sc = scaleTable.code(t)
+		} else {
+			sc = fp8.E4M3.Encode(t, r.ScaleCast)
+		}
 		q.Scales[blk] = sc
-		e := rp.elementScale(e4m3Values[sc], global)
-		out := q.Packed[blk*BlockSize/2 : (blk+1)*BlockSize/2]
+		var v [BlockSize]float32
+		rp.elementScale(e4m3Values[sc], global).applyBlock(&v, xs)
+		out := (*[BlockSize / 2]uint8)(q.Packed[blk*BlockSize/2 : (blk+1)*BlockSize/2])
+		if table != nil {
+			for i := 0; i < BlockSize; i += 2 {
+				out[i/2] = table.code(v[i])&0xF | table.code(v[i+1])<<4
+			}
+			continue
+		}
 		for i := 0; i < BlockSize; i += 2 {
-			lo := f.Encode(e.apply(xs[i]))
-			hi := f.Encode(e.apply(xs[i+1]))
-			out[i/2] = lo&0xF | hi<<4
+			out[i/2] = f.Encode(v[i])&0xF | f.Encode(v[i+1])<<4
 		}
 	}
 	return q, nil
 }
 
-func blockAmax(xs []float32, rule AmaxRule) float32 {
-	var m float32
+// blockAmax is the largest |x| of a block, infinities included; a NaN is
+// skipped (IgnoreNaN) or makes the result the canonical NaN
+// (PropagateNaN). As in TensorAmax, it compares magnitude bit patterns
+// with selects rather than branches.
+func blockAmax(xs *[BlockSize]float32, rule AmaxRule) float32 {
+	var m, nan uint32
 	for _, v := range xs {
-		if v != v {
-			if rule == PropagateNaN {
-				return canonNaN
-			}
-			continue
+		a := math.Float32bits(v) &^ (1 << 31)
+		nan |= (0x7f800000 - a) >> 31 // 1 exactly for a NaN
+		if a > 0x7f800000 {
+			a = 0
 		}
-		if a := float32(math.Abs(float64(v))); a > m {
-			m = a
-		}
+		m = max(m, a)
 	}
-	return m
+	if nan != 0 && rule == PropagateNaN {
+		return canonNaN
+	}
+	return math.Float32frombits(m)
 }
 
 // BlockScaleCode returns the E4M3 block-scale code of a block whose amax is
@@ -344,6 +365,11 @@ func blockAmax(xs []float32, rule AmaxRule) float32 {
 func (r Recipe) BlockScaleCode(b, global float32) uint8 { return r.blockScaleCode(b, global) }
 
 func (r *Recipe) blockScaleCode(b, global float32) uint8 {
+	return fp8.E4M3.Encode(r.blockScaleValue(b, global), r.ScaleCast)
+}
+
+// blockScaleValue is the float32 that blockScaleCode casts to E4M3.
+func (r *Recipe) blockScaleValue(b, global float32) float32 {
 	var t float32
 	switch r.BlockScale {
 	case DivSixMulGlobal:
@@ -363,7 +389,7 @@ func (r *Recipe) blockScaleCode(b, global float32) uint8 {
 	if r.ZeroScaleOne && t == 0 {
 		t = 1
 	}
-	return fp8.E4M3.Encode(t, r.ScaleCast)
+	return t
 }
 
 // e4m3Values[c] is fp8.E4M3.Decode(c), looked up once per block.
@@ -390,6 +416,26 @@ func (e elemScale) apply(x float32) float32 {
 		return canon(x * e.m)
 	}
 	return canon(x / e.m)
+}
+
+// applyBlock sets v[i] = e.apply(xs[i]), choosing apply's case once per
+// block rather than per element (a taken branch costs Go's wasm code a
+// dispatch).
+func (e elemScale) applyBlock(v, xs *[BlockSize]float32) {
+	switch {
+	case e.zeroMult:
+		for i, x := range xs {
+			v[i] = canon(x * 0)
+		}
+	case e.mul:
+		for i, x := range xs {
+			v[i] = canon(x * e.m)
+		}
+	default:
+		for i, x := range xs {
+			v[i] = canon(x / e.m)
+		}
+	}
 }
 
 // elementScale builds the element map of a block whose decoded scale is s.

@@ -32,7 +32,7 @@ func init() {
 			if err != nil {
 				return nil, err
 			}
-			return encodeCodes(in["x"], "e8m0", r.Encode)
+			return encodeCodes(in["x"], "e8m0", "e8m0/"+r.Name, r.Encode)
 		},
 	})
 	register(Op{

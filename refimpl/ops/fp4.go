@@ -22,7 +22,7 @@ func init() {
 			if err != nil {
 				return nil, err
 			}
-			return encodeCodes(in["x"], "e2m1", prof.Encode)
+			return encodeCodes(in["x"], "e2m1", "e2m1/"+prof.Name, prof.Encode)
 		},
 	})
 	register(Op{

@@ -32,7 +32,7 @@ func init() {
 			if err != nil {
 				return nil, err
 			}
-			return encodeCodes(in["x"], f.Name, func(x float32) uint8 { return f.Encode(x, prof) })
+			return encodeCodes(in["x"], f.Name, f.Name+"/"+prof.Name, func(x float32) uint8 { return f.Encode(x, prof) })
 		},
 	})
 	register(Op{
