@@ -158,6 +158,45 @@ func nvfp4Subnormal(seed uint64) ops.Tensors {
 	return ops.Tensors{"x": tensor.FromF32([]int{len(v) / nvfp4Cols, nvfp4Cols}, v)}
 }
 
+// nvfp4NonFinite is a tensor whose blocks hold infinities and NaNs beside
+// finite values, in every combination the recipes treat differently: the
+// tensor amax counts finite values only, a block amax counts ±Inf and (by
+// recipe) skips or propagates NaN.
+func nvfp4NonFinite(seed uint64) ops.Tensors {
+	r := NewRNG(seed)
+	inf, nan := float32(math.Inf(1)), float32(math.NaN())
+	var v []float32
+	for b := 0; b < 64; b++ {
+		blk := make([]float32, nvfp4.BlockSize)
+		for j := range blk {
+			blk[j] = float32(r.Normal() * 3)
+		}
+		switch b % 8 {
+		case 1:
+			blk[b%16] = inf
+		case 2:
+			blk[(b+5)%16] = -inf
+		case 3:
+			blk[(b+3)%16] = nan
+		case 4:
+			for j := range blk {
+				blk[j] = nan
+			}
+		case 5:
+			blk[0], blk[15] = inf, nan
+		case 6:
+			for j := range blk {
+				blk[j] = float32(math.Copysign(0, float64(j%2)-0.5))
+			}
+			blk[7] = -inf
+		case 7:
+			blk[2], blk[9] = math.Float32frombits(0xFFC00000), float32(math.Copysign(0, -1)) // -NaN by its bits
+		}
+		v = append(v, blk...)
+	}
+	return ops.Tensors{"x": tensor.FromF32([]int{len(v) / nvfp4Cols, nvfp4Cols}, v)}
+}
+
 func init() {
 	addInputs(Inputs{
 		Name: "blocks.nvfp4-ties",
@@ -180,7 +219,14 @@ func init() {
 		Seed: 0x6e767375,
 		Make: func(seed uint64) (ops.Tensors, error) { return nvfp4Subnormal(seed), nil },
 	})
-	for _, in := range []string{"blocks.nvfp4-ties", "blocks.nvfp4-near-ties", "blocks.nvfp4-subnormal"} {
+	addInputs(Inputs{
+		Name: "blocks.nvfp4-nonfinite",
+		Description: "x F32 [16,64]: seeded normal values times 3, with blocks holding +Inf, -Inf, a NaN, all NaN, Inf and NaN together, " +
+			"-Inf among signed zeros, -NaN beside -0: the tensor amax must skip infinities, each block amax follow its recipe's NaN rule",
+		Seed: 0x6e76696e,
+		Make: func(seed uint64) (ops.Tensors, error) { return nvfp4NonFinite(seed), nil },
+	})
+	for _, in := range []string{"blocks.nvfp4-ties", "blocks.nvfp4-near-ties", "blocks.nvfp4-subnormal", "blocks.nvfp4-nonfinite"} {
 		for _, r := range nvfp4.Recipes() {
 			addCase(Case{Name: "nvfp4." + in + "." + r.Name, Family: "nvfp4", Op: "nvfp4.quantize",
 				Params: ops.Params{"recipe": r.Name}, Inputs: in,

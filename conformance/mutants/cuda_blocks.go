@@ -44,8 +44,6 @@ var cudaBlockMutants = []CUDAMutant{
 	{Name: "cuda-nvfp4-amax-counts-inf", Module: "nvfp4", Kernel: "nvfp4_quantize", Suite: "nvfp4", Claim: nvfp4Claim,
 		Class: "",
 		Doc:   "the tensor amax's finite test off by one (a <= 0x7F800000 lets +-Inf in): a tensor holding an infinity gets g = 0 and all codes NaN",
-		Survives: "a blind spot of the golden set: no nvfp4 input holds +-Inf (nor NaN), so the tensor amax's exclusion of infinities " +
-			"and the block amax's NaN rule are never exercised (golden/cases_nvfp4.go)",
 		Find: "return a < 0x7F800000u ? a : 0u;", Replace: "return a <= 0x7F800000u ? a : 0u;"},
 	{Name: "cuda-mxfp4-mode-enum-swapped", Module: "mxfp4", Kernel: "mxfp4_quantize", Suite: "mxfp4", Claim: mxfp4Claim,
 		Class: "profile:mode=ceil,profile=nvidia",

@@ -143,6 +143,24 @@ gemv_mxfp4_q8_1(const u8 *__restrict__ w, const u8 *__restrict__ act, u64 N,
   }
 }
 
+// Both llama.cpp quantizers below: one warp per 32-element block, the
+// blocks taken grid-stride; WARP_BLOCKS(b) loops b over this warp's blocks.
+#define WARP_BLOCKS(b, nblocks)                                               \
+  for (u64 b = (u64)blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32;        \
+       b < (nblocks); b += (u64)gridDim.x * (blockDim.x / 32))
+
+// warp_amax is the largest |v| over the warp's lanes, NaN skipped (fmaxf
+// returns the other operand; 0 when every lane is NaN). Max is exact, so
+// the shuffle order does not matter.
+__device__ __forceinline__ float warp_amax(float v) {
+  float amax = fabsf(v);
+  if (amax != amax) amax = 0.0f;
+#pragma unroll
+  for (int off = 16; off > 0; off >>= 1)
+    amax = fmaxf(amax, __shfl_xor_sync(0xFFFFFFFFu, amax, off));
+  return amax;
+}
+
 // Q8_1 activation quantize as llama.cpp's CUDA quantize_q8_1 computes it
 // (refimpl/ggml profile "cuda"): one warp per 32-element block, lane j owns
 // x[j]:
@@ -157,17 +175,13 @@ gemv_mxfp4_q8_1(const u8 *__restrict__ w, const u8 *__restrict__ act, u64 N,
 extern "C" __global__ void q8_1_quantize(const float *__restrict__ x, u64 nblocks,
                                          u8 *__restrict__ out) {
   u32 lane = threadIdx.x % 32;
-  u64 warps = (u64)gridDim.x * (blockDim.x / 32);
-  for (u64 b = (u64)blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32; b < nblocks; b += warps) {
+  WARP_BLOCKS(b, nblocks) {
     float v = x[b * 32 + lane];
-    float amax = fabsf(v);
-    if (amax != amax) amax = 0.0f;
+    float amax = warp_amax(v);
     float sum = v;
 #pragma unroll
-    for (int off = 16; off > 0; off >>= 1) {
-      amax = fmaxf(amax, __shfl_xor_sync(0xFFFFFFFFu, amax, off));
+    for (int off = 16; off > 0; off >>= 1)
       sum = __fadd_rn(sum, __shfl_xor_sync(0xFFFFFFFFu, sum, off));
-    }
     float d = __fdiv_rn(amax, 127.0f);
     int q = amax == 0.0f ? 0 : (int)roundf(__fdiv_rn(v, d));
     u8 *blk = out + b * 36;
@@ -207,14 +221,9 @@ __constant__ float c_kvalues_mxfp4_f[16] = {0.0f, 1.0f, 2.0f, 3.0f, 4.0f, 6.0f, 
 extern "C" __global__ void ggml_mxfp4_quantize(const float *__restrict__ x, u64 nblocks,
                                                u8 *__restrict__ out) {
   u32 lane = threadIdx.x % 32;
-  u64 warps = (u64)gridDim.x * (blockDim.x / 32);
-  for (u64 b = (u64)blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32; b < nblocks; b += warps) {
+  WARP_BLOCKS(b, nblocks) {
     float v = x[b * 32 + lane];
-    float amax = fabsf(v);
-    if (amax != amax) amax = 0.0f;
-#pragma unroll
-    for (int off = 16; off > 0; off >>= 1)
-      amax = fmaxf(amax, __shfl_xor_sync(0xFFFFFFFFu, amax, off));
+    float amax = warp_amax(v);
     u32 e = 0;
     u32 a = __float_as_uint(amax);
     if (a == 0x7F800000u) {
