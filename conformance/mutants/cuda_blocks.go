@@ -44,7 +44,7 @@ var cudaBlockMutants = []CUDAMutant{
 	{Name: "cuda-nvfp4-amax-counts-inf", Module: "nvfp4", Kernel: "nvfp4_quantize", Suite: "nvfp4", Claim: nvfp4Claim,
 		Class: "",
 		Doc:   "the tensor amax's finite test off by one (a <= 0x7F800000 lets +-Inf in): a tensor holding an infinity gets g = 0 and all codes NaN",
-		Find: "return a < 0x7F800000u ? a : 0u;", Replace: "return a <= 0x7F800000u ? a : 0u;"},
+		Find:  "return a < 0x7F800000u ? a : 0u;", Replace: "return a <= 0x7F800000u ? a : 0u;"},
 	{Name: "cuda-mxfp4-mode-enum-swapped", Module: "mxfp4", Kernel: "mxfp4_quantize", Suite: "mxfp4", Claim: mxfp4Claim,
 		Class: "profile:mode=ceil,profile=nvidia",
 		Doc:   "the device's mode enum out of step with the host's numbering (native/cuda/blocks.go passes 0 for floor): floor runs as ceil",
