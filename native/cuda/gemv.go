@@ -145,8 +145,11 @@ func sp24CompressKernel(transposed bool) string {
 
 func sp24CompressGrid(transposed bool, e, n, k int) Dims {
 	if transposed {
+		// As few rounds of tiles as 4 blocks per SM allow, spread evenly:
+		// 2048 tiles run as 512 blocks of 4, not 528 blocks of 3 or 4.
 		tiles := e * ((k/8 + 31) / 32) * ((n + 127) / 128)
-		return Dims{min(tiles, 4*132), 1, 1}
+		rounds := (tiles + 4*132 - 1) / (4 * 132)
+		return Dims{(tiles + rounds - 1) / rounds, 1, 1}
 	}
 	return Grid1D(int64(e*n*k/32+1), 256, 6*132) // a thread per 4 pairs, and one for a remainder
 }

@@ -16,8 +16,9 @@
 //   sumi = Σ kvalues[code] * q8   (two __dp4a per 4 qs bytes: exact int32)
 //   d    = __fmul_rn(2^(e-128), d8)  (E8M0(e) * 0.5 exact; e = 0xFF NaN)
 //   acc  = __fmaf_rn(d, (float)sumi, acc)   (fused; else mul then add)
-// then warps 1..3 are added into warp 0 in that order (__fadd_rn), and
-// warp 0 reduces with __shfl_xor_sync at offsets 16, 8, 4, 2, 1.
+// then the lane values of warps 1..3 are added to warp 0's in that order
+// (__fadd_rn), and the sum is reduced with __shfl_xor_sync at offsets 16,
+// 8, 4, 2, 1.
 //
 // Speed (the float schedule above is unaffected): a 17-byte block puts the
 // 8 qs bytes of a group at any alignment, so they are assembled from
@@ -72,7 +73,7 @@ __device__ __forceinline__ float e8m0_half(u32 e) {
 extern "C" __global__ void __launch_bounds__(128)
 gemv_mxfp4_q8_1(const u8 *__restrict__ w, const u8 *__restrict__ act, u64 N,
                 u64 nb, u32 fused, u32 rows, float *__restrict__ y) {
-  __shared__ float sh[MMVQ_MAX_ROWS][3][32];
+  __shared__ float sh[MMVQ_MAX_ROWS][4][32];
   u64 row0 = (u64)blockIdx.x * rows;
   u32 t = threadIdx.x;
   float acc[MMVQ_MAX_ROWS];
@@ -122,24 +123,24 @@ gemv_mxfp4_q8_1(const u8 *__restrict__ w, const u8 *__restrict__ act, u64 N,
       }
     }
   }
+  // Row r is reduced by warp r (rows <= MMVQ_MAX_ROWS = the 4 warps), in
+  // the declared order: its lane values from warps 0, 1, 2, 3 added in that
+  // order, then the xor butterfly. The rows' reductions run side by side
+  // instead of one after another in warp 0.
   u32 warp = t / 32, lane = t % 32;
-  if (warp > 0)
 #pragma unroll
-    for (int r = 0; r < MMVQ_MAX_ROWS; r++) sh[r][warp - 1][lane] = acc[r];
+  for (int r = 0; r < MMVQ_MAX_ROWS; r++) sh[r][warp][lane] = acc[r];
   __syncthreads();
-  if (warp == 0) {
+  u32 r = warp;
+  if (r < rows && row0 + r < N) {
+    float v = sh[r][0][lane];
+    v = __fadd_rn(v, sh[r][1][lane]);
+    v = __fadd_rn(v, sh[r][2][lane]);
+    v = __fadd_rn(v, sh[r][3][lane]);
 #pragma unroll
-    for (int r = 0; r < MMVQ_MAX_ROWS; r++) {
-      if ((u32)r >= rows || row0 + r >= N) break;
-      float v = acc[r];
-      v = __fadd_rn(v, sh[r][0][lane]);
-      v = __fadd_rn(v, sh[r][1][lane]);
-      v = __fadd_rn(v, sh[r][2][lane]);
-#pragma unroll
-      for (int off = 16; off > 0; off >>= 1)
-        v = __fadd_rn(v, __shfl_xor_sync(0xFFFFFFFFu, v, off));
-      if (lane == 0) y[row0 + r] = v;
-    }
+    for (int off = 16; off > 0; off >>= 1)
+      v = __fadd_rn(v, __shfl_xor_sync(0xFFFFFFFFu, v, off));
+    if (lane == 0) y[row0 + r] = v;
   }
 }
 
