@@ -147,12 +147,13 @@ type variant struct {
 
 // instance is one instantiated guest. It is used by one call at a time.
 type instance struct {
-	v                                  *variant
-	mod                                api.Module
-	mem                                api.Memory
-	alloc, free, run, encodeRange, nms api.Function
-	scratch                            uint32 // unary buffer, nameArea+unaryChunk bytes
-	stderr                             headBuffer
+	v                             *variant
+	mod                           api.Module
+	mem                           api.Memory
+	alloc, free, encodeRange, nms api.Function
+	request, call                 api.Function // the Run path
+	scratch                       uint32       // unary buffer, nameArea+unaryChunk bytes
+	stderr                        headBuffer
 	// lm is the instance's memory when it is a reservation (memory.go),
 	// nil under wazero's default allocator.
 	lm *linearMemory
@@ -270,7 +271,8 @@ func (r *Runtime) instantiate(ctx context.Context, v *variant) (*instance, error
 	in.mod, in.mem = mod, mod.Memory()
 	fns := map[string]*api.Function{
 		"bitexact_abi": new(api.Function), "bitexact_alloc": &in.alloc, "bitexact_free": &in.free,
-		"bitexact_run": &in.run, "bitexact_unary": &in.encodeRange, "bitexact_names": &in.nms,
+		"bitexact_request": &in.request, "bitexact_call": &in.call,
+		"bitexact_unary": &in.encodeRange, "bitexact_names": &in.nms,
 	}
 	for name, p := range fns {
 		if *p = mod.ExportedFunction(name); *p == nil {
@@ -411,23 +413,38 @@ func (r *Runtime) Run(ctx context.Context, op string, p ops.Params, in ops.Tenso
 	}
 	var out ops.Tensors
 	err := r.call(ctx, "op "+op, func(g *instance) error {
-		a, err := g.allocate(ctx, uint32(n))
+		res, err := g.request.Call(ctx, uint64(n))
 		if err != nil {
 			return err
 		}
-		view, _ := g.mem.Read(a, uint32(n))
+		view, ok := g.mem.Read(uint32(res[0]), uint32(n))
+		if res[0] == 0 || !ok {
+			return fmt.Errorf("the guest cannot allocate a %d-byte request (memory limit %d MiB)", n, g.memLimitMiB())
+		}
 		if err := abi.EncodeRequest(view, req); err != nil {
 			return err
 		}
-		res, err := g.run.Call(ctx, uint64(a), uint64(n))
-		if err != nil {
+		if res, err = g.call.Call(ctx, uint64(n)); err != nil {
 			return err
 		}
-		b, err := g.take(ctx, res[0])
-		if err != nil {
-			return err
+		a, m := uint32(res[0]>>32), uint32(res[0])
+		b, ok := g.mem.Read(a, m)
+		if !ok {
+			return fmt.Errorf("guest returned buffer [%#x,+%d) outside its memory", a, m)
 		}
-		resp, err := abi.DecodeResponse(b)
+		// The views stay valid until the next guest call, the free.
+		resp, err := abi.DecodeRefResponse(b, func(a uint32, n uint64) ([]byte, bool) {
+			v, ok := g.mem.Read(a, uint32(n))
+			if !ok || uint64(uint32(n)) != n {
+				return nil, false
+			}
+			// append, unlike make and copy, does not zero the
+			// allocation first.
+			return append([]byte(nil), v...)[:n:n], true
+		})
+		if _, ferr := g.free.Call(ctx, uint64(a)); ferr != nil {
+			return ferr
+		}
 		if err != nil {
 			return fmt.Errorf("op %s: %w", op, err)
 		}

@@ -530,6 +530,50 @@ func TestUnaryChunks(t *testing.T) {
 	}
 }
 
+// TestRequestBufferReuse runs requests of growing, shrinking and failing
+// sizes on one instance, whose request buffer is reused (not zeroed) and
+// replaced when far larger than a request: every output must still equal
+// the native one. Sizes in fp8.encode elements; 20 Mi (80 MiB) exceeds the
+// guest's keepSlack, so the next small request gets a fresh buffer.
+func TestRequestBufferReuse(t *testing.T) {
+	ctx := context.Background()
+	r, err := New(ctx, Options{Instances: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close(ctx)
+	p := ops.Params{"format": "e4m3", "profile": "satfinite"}
+	sizes := []int{1 << 20, 3, -1, 0, 1<<20 + 5, 20 << 20, 7, 1 << 20}
+	if testing.Short() {
+		sizes = []int{1 << 16, 3, -1, 0, 1<<16 + 5, 7}
+	}
+	for i, n := range sizes {
+		pi, fail := p, n < 0
+		if fail { // an op error between two runs
+			pi, n = ops.Params{"format": "e9m9", "profile": "satfinite"}, 9
+		}
+		rng := rand.New(rand.NewPCG(uint64(i), 1))
+		v := make([]float32, n)
+		for j := range v {
+			v[j] = float32(rng.NormFloat64() * 300)
+		}
+		in := ops.Tensors{"x": tensor.FromF32([]int{n}, v)}
+		want, werr := ops.Run("fp8.encode", pi, in)
+		got, gerr := r.Run(ctx, "fp8.encode", pi, in)
+		if fail != (werr != nil) || fmt.Sprint(werr) != fmt.Sprint(gerr) {
+			t.Fatalf("request %d (%d elements): error %v, native %v", i, n, gerr, werr)
+		}
+		if len(got) != len(want) {
+			t.Fatalf("request %d (%d elements): %d outputs, native %d", i, n, len(got), len(want))
+		}
+		for k, w := range want {
+			if g := got[k]; !g.Equal(w) {
+				t.Fatalf("request %d (%d elements): output %q differs from native", i, n, k)
+			}
+		}
+	}
+}
+
 func TestConcurrentRuns(t *testing.T) {
 	r := sharedRuntime(t)
 	c := unary.All()[0]

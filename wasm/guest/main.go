@@ -63,7 +63,71 @@ func alloc(n uint32) (a uint32) {
 }
 
 //go:wasmexport bitexact_free
-func free(a uint32) { delete(pinned, a) }
+func free(a uint32) {
+	delete(pinned, a)
+	delete(retained, a)
+}
+
+// retained holds the outputs of a bitexact_call response, by the
+// response's address, until the host frees it.
+var retained = map[uint32]ops.Tensors{}
+
+// reqBuf is the request buffer of bitexact_call, reused across calls. It
+// is not pinned: the host writes into it only between bitexact_request
+// and bitexact_call, and no call of the guest runs in between.
+var reqBuf []byte
+
+// keepSlack bounds the memory a reused request buffer may waste: a
+// request of n bytes reuses a buffer of c bytes when n <= c <=
+// max(2n, n+keepSlack); otherwise a new buffer is made (and the old one
+// left to the collector), so that one large request does not hold its
+// size through later small ones that may need the memory.
+const keepSlack = 64 << 20
+
+// bitexact_request returns the address of a request buffer of at least n
+// bytes for bitexact_call, or 0 when it cannot be allocated. Its contents
+// are unspecified (not zeroed): the host overwrites the n bytes it passes.
+//
+//go:wasmexport bitexact_request
+func request(n uint32) (a uint32) {
+	defer func() {
+		if recover() != nil {
+			reqBuf, a = nil, 0
+		}
+	}()
+	if c := uint64(cap(reqBuf)); uint64(n) > c || c > max(2*uint64(n), uint64(n)+keepSlack) {
+		reqBuf = nil // collectable before the new one is made
+		reqBuf = make([]byte, max(n, 1))
+	}
+	reqBuf = reqBuf[:cap(reqBuf)]
+	return addr(reqBuf)
+}
+
+// bitexact_call runs the n-byte request at the start of the request
+// buffer and returns a response by reference, which the host must free
+// (that releases the outputs). Op errors and panics come back as error
+// responses.
+//
+//go:wasmexport bitexact_call
+func call(n uint32) uint64 {
+	var resp abi.Response
+	if uint64(n) > uint64(len(reqBuf)) {
+		resp.Err = fmt.Sprintf("bitexact_call: request of %d bytes exceeds the %d-byte request buffer", n, len(reqBuf))
+	} else {
+		resp = runRequest(reqBuf[:n])
+	}
+	b := make([]byte, abi.RefResponseSize(resp))
+	if err := abi.EncodeRefResponse(b, resp, addr); err != nil {
+		resp = abi.Response{Err: "encoding the response: " + err.Error()}
+		b = make([]byte, abi.RefResponseSize(resp))
+		_ = abi.EncodeRefResponse(b, resp, addr)
+	}
+	p := pin(b)
+	if resp.Err == "" {
+		retained[uint32(p>>32)] = resp.Outputs
+	}
+	return p
+}
 
 // bitexact_run decodes the n-byte request at address a (a buffer from
 // bitexact_alloc, released here), runs the op and returns the encoded

@@ -18,6 +18,13 @@
 // 0 followed by a tensor count and tensors (sorted by name), or 1 followed
 // by an error message string.
 //
+// A reference response (magic "BXR1") is a response whose tensors carry,
+// in place of their length and data bytes, the guest address (uint32) and
+// length (uint64) of the data: the guest keeps its output tensors alive
+// until the host has copied them, so output data crosses the boundary in
+// one copy (guest tensor to host slice) instead of two (into a response
+// buffer, then out of it).
+//
 // Sorting makes the encoding a function of the request's content, not of Go
 // map iteration order, so equal requests encode to equal bytes.
 //
@@ -41,8 +48,9 @@ import (
 const Version = 1
 
 const (
-	requestMagic  = "BXQ1"
-	responseMagic = "BXS1"
+	requestMagic     = "BXQ1"
+	responseMagic    = "BXS1"
+	refResponseMagic = "BXR1"
 	// maxRank bounds the rank a decoder accepts, so that a corrupt count
 	// cannot request a huge allocation.
 	maxRank = 64
@@ -68,7 +76,7 @@ func RequestSize(r Request) int {
 	for k, v := range r.Params {
 		n += strSize(k) + strSize(v)
 	}
-	return n + tensorsSize(r.Inputs)
+	return n + tensorsSize(r.Inputs, false)
 }
 
 // EncodeRequest writes r into b, which must be RequestSize(r) bytes long.
@@ -121,21 +129,38 @@ func DecodeRequest(b []byte) (Request, error) {
 }
 
 // ResponseSize is the exact encoded length of r.
-func ResponseSize(r Response) int {
+func ResponseSize(r Response) int { return responseSize(r, false) }
+
+// RefResponseSize is the exact length of r encoded by reference.
+func RefResponseSize(r Response) int { return responseSize(r, true) }
+
+func responseSize(r Response, ref bool) int {
 	n := len(responseMagic) + 1
 	if r.Err != "" {
 		return n + strSize(r.Err)
 	}
-	return n + tensorsSize(r.Outputs)
+	return n + tensorsSize(r.Outputs, ref)
 }
 
 // EncodeResponse writes r into b, which must be ResponseSize(r) bytes long.
 func EncodeResponse(b []byte, r Response) error {
-	if len(b) != ResponseSize(r) {
-		return fmt.Errorf("abi: response buffer is %d bytes, need %d", len(b), ResponseSize(r))
+	return encodeResponse(b, r, responseMagic, nil)
+}
+
+// EncodeRefResponse writes r by reference into b, which must be
+// RefResponseSize(r) bytes long; addr gives the guest address of a
+// tensor's (non-empty) data. The caller must keep r.Outputs alive and
+// unchanged until the host has read them.
+func EncodeRefResponse(b []byte, r Response, addr func([]byte) uint32) error {
+	return encodeResponse(b, r, refResponseMagic, addr)
+}
+
+func encodeResponse(b []byte, r Response, magic string, addr func([]byte) uint32) error {
+	if n := responseSize(r, addr != nil); len(b) != n {
+		return fmt.Errorf("abi: response buffer is %d bytes, need %d", len(b), n)
 	}
-	w := writer{b: b}
-	w.raw(responseMagic)
+	w := writer{b: b, addr: addr}
+	w.raw(magic)
 	if r.Err != "" {
 		w.u8(1)
 		w.str(r.Err)
@@ -156,8 +181,19 @@ func AppendResponse(r Response) ([]byte, error) {
 // Data capped at its own length so that appending to it cannot overwrite a
 // neighbour.
 func DecodeResponse(b []byte) (Response, error) {
-	rd := reader{b: b}
-	if err := rd.magic(responseMagic); err != nil {
+	return decodeResponse(b, responseMagic, nil)
+}
+
+// DecodeRefResponse parses a response encoded by reference. data returns
+// a copy of the n bytes at guest address a (n > 0), or false when they are
+// outside guest memory.
+func DecodeRefResponse(b []byte, data func(a uint32, n uint64) ([]byte, bool)) (Response, error) {
+	return decodeResponse(b, refResponseMagic, data)
+}
+
+func decodeResponse(b []byte, magic string, data func(uint32, uint64) ([]byte, bool)) (Response, error) {
+	rd := reader{b: b, data: data}
+	if err := rd.magic(magic); err != nil {
 		return Response{}, err
 	}
 	var r Response
@@ -182,10 +218,15 @@ func DecodeResponse(b []byte) (Response, error) {
 
 func strSize(s string) int { return 4 + len(s) }
 
-func tensorsSize(ts ops.Tensors) int {
+func tensorsSize(ts ops.Tensors, ref bool) int {
 	n := 4
 	for name, t := range ts {
-		n += strSize(name) + strSize(string(t.DType)) + strSize(t.Logical) + 4 + 8*len(t.Shape) + 8 + len(t.Data)
+		n += strSize(name) + strSize(string(t.DType)) + strSize(t.Logical) + 4 + 8*len(t.Shape) + 8
+		if ref {
+			n += 4
+		} else {
+			n += len(t.Data)
+		}
 	}
 	return n
 }
@@ -199,9 +240,12 @@ func sortedKeys[V any](m map[string]V) []string {
 	return k
 }
 
+// writer fills a buffer of the exact size. With addr set it writes tensor
+// data by reference.
 type writer struct {
-	b []byte
-	o int
+	b    []byte
+	o    int
+	addr func([]byte) uint32
 }
 
 func (w *writer) raw(s string) { w.o += copy(w.b[w.o:], s) }
@@ -222,6 +266,15 @@ func (w *writer) tensors(ts ops.Tensors) {
 		for _, d := range t.Shape {
 			w.u64(uint64(int64(d)))
 		}
+		if w.addr != nil {
+			var a uint32
+			if len(t.Data) > 0 {
+				a = w.addr(t.Data)
+			}
+			w.u32(a)
+			w.u64(uint64(len(t.Data)))
+			continue
+		}
 		w.u64(uint64(len(t.Data)))
 		w.o += copy(w.b[w.o:], t.Data)
 	}
@@ -229,10 +282,11 @@ func (w *writer) tensors(ts ops.Tensors) {
 
 // reader keeps the first error and turns every later read into a no-op, so
 // that decoding code reads straight through without checks after each
-// field.
+// field. With data set it reads tensor data by reference.
 type reader struct {
-	b   []byte
-	err error
+	b    []byte
+	err  error
+	data func(uint32, uint64) ([]byte, bool)
 }
 
 var errShort = errors.New("truncated")
@@ -325,7 +379,14 @@ func (r *reader) tensors() ops.Tensors {
 			}
 			t.Shape[j] = int(d)
 		}
-		t.Data = r.take(r.u64("tensor "+name+" data length"), "tensor "+name+" data")
+		if r.data == nil {
+			t.Data = r.take(r.u64("tensor "+name+" data length"), "tensor "+name+" data")
+		} else if a, n := r.u32("tensor "+name+" data address"), r.u64("tensor "+name+" data length"); r.err == nil && n > 0 {
+			var ok bool
+			if t.Data, ok = r.data(a, n); !ok {
+				r.fail("tensor %q: data [%#x,+%d) is outside guest memory", name, a, n)
+			}
+		}
 		if r.err != nil {
 			break
 		}

@@ -126,6 +126,94 @@ func TestResponseRoundTrip(t *testing.T) {
 	}
 }
 
+// fakeMemory stands in for guest memory in the reference encoding: addr
+// appends a tensor's data at the next address, read copies it back.
+type fakeMemory struct{ b []byte }
+
+func (m *fakeMemory) addr(d []byte) uint32 {
+	a := uint32(len(m.b))
+	m.b = append(m.b, d...)
+	return a
+}
+
+func (m *fakeMemory) read(a uint32, n uint64) ([]byte, bool) {
+	if uint64(a)+n > uint64(len(m.b)) {
+		return nil, false
+	}
+	return bytes.Clone(m.b[a : uint64(a)+n]), true
+}
+
+func TestRefResponseRoundTrip(t *testing.T) {
+	for _, r := range []Response{
+		{Outputs: ops.Tensors{
+			"codes":  {DType: tensor.U8, Shape: []int{3}, Logical: "e2m1x2", Data: []byte{1, 2, 3}},
+			"scales": {DType: tensor.U8, Shape: []int{2, 1}, Logical: "e4m3", Data: []byte{0x38, 0x40}},
+			"empty":  {DType: tensor.F32, Shape: []int{0}},
+		}},
+		{Outputs: ops.Tensors{}},
+		{Err: `op fp8.encode: missing parameter "format"`},
+	} {
+		mem := &fakeMemory{b: []byte{0xee}} // no data at address 0
+		b := make([]byte, RefResponseSize(r))
+		if err := EncodeRefResponse(b, r, mem.addr); err != nil {
+			t.Fatal(err)
+		}
+		got, err := DecodeRefResponse(b, mem.read)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Err != r.Err || len(got.Outputs) != len(r.Outputs) {
+			t.Fatalf("got %+v, want %+v", got, r)
+		}
+		for k, w := range r.Outputs {
+			if g := got.Outputs[k]; !g.Equal(w) || (g.Data == nil) != (w.Data == nil) {
+				t.Fatalf("output %q: got %+v, want %+v", k, g, w)
+			}
+		}
+	}
+}
+
+// TestRefResponseLayout pins the reference encoding of one tensor: its
+// data is an address and a length, not bytes.
+func TestRefResponseLayout(t *testing.T) {
+	r := Response{Outputs: ops.Tensors{"y": {DType: tensor.U8, Shape: []int{2}, Data: []byte{7, 9}}}}
+	var w bytes.Buffer
+	str := func(s string) { binary.Write(&w, binary.LittleEndian, uint32(len(s))); w.WriteString(s) }
+	w.WriteString("BXR1")
+	w.WriteByte(0)
+	binary.Write(&w, binary.LittleEndian, uint32(1))
+	str("y")
+	str(string(tensor.U8))
+	str("")
+	binary.Write(&w, binary.LittleEndian, uint32(1))
+	binary.Write(&w, binary.LittleEndian, int64(2))
+	binary.Write(&w, binary.LittleEndian, uint32(0x1234))
+	binary.Write(&w, binary.LittleEndian, uint64(2))
+	b := make([]byte, RefResponseSize(r))
+	if err := EncodeRefResponse(b, r, func([]byte) uint32 { return 0x1234 }); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(b, w.Bytes()) {
+		t.Fatalf("encoding\n got %x\nwant %x", b, w.Bytes())
+	}
+}
+
+func TestRefResponseOutsideMemory(t *testing.T) {
+	r := Response{Outputs: ops.Tensors{"y": tensor.FromU8([]int{4}, []byte{1, 2, 3, 4})}}
+	b := make([]byte, RefResponseSize(r))
+	if err := EncodeRefResponse(b, r, func([]byte) uint32 { return 0xfffffff0 }); err != nil {
+		t.Fatal(err)
+	}
+	mem := &fakeMemory{b: make([]byte, 16)}
+	_, err := DecodeRefResponse(b, mem.read)
+	if want := `tensor "y": data [0xfffffff0,+4) is outside guest memory`; err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("error %v, want one containing %q", err, want)
+	}
+	if _, err := DecodeRefResponse([]byte("BXS1\x00\x00\x00\x00\x00"), mem.read); err == nil || !strings.Contains(err.Error(), `missing magic "BXR1"`) {
+		t.Fatalf("inline response read by reference: error %v", err)
+	}
+}
+
 // TestNegativeDimensionPassesThrough: the guest's ops.Run must see the
 // negative dimension to reject it with the native message.
 func TestNegativeDimensionPassesThrough(t *testing.T) {
@@ -187,8 +275,14 @@ func FuzzDecode(f *testing.F) {
 	f.Add(b)
 	r, _ := AppendResponse(Response{Outputs: req.Inputs})
 	f.Add(r)
+	mem := &fakeMemory{b: make([]byte, 64)}
+	rr := Response{Outputs: req.Inputs}
+	r = make([]byte, RefResponseSize(rr))
+	EncodeRefResponse(r, rr, mem.addr)
+	f.Add(r)
 	f.Fuzz(func(t *testing.T, b []byte) {
 		DecodeRequest(b)
 		DecodeResponse(b)
+		DecodeRefResponse(b, mem.read)
 	})
 }
