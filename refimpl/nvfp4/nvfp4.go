@@ -319,7 +319,7 @@ func QuantizeWithGlobal(x []float32, rows, cols int, global float32, r Recipe) (
 		t := rp.blockScaleValue(blockAmax(xs, r.BlockAmax), global)
 		var sc uint8
 		if scaleTable != nil {
-			sc = scaleTable.code(t)
+			sc = scaleTable.Code(math.Float32bits(t))
 		} else {
 			sc = fp8.E4M3.Encode(t, r.ScaleCast)
 		}
@@ -329,7 +329,7 @@ func QuantizeWithGlobal(x []float32, rows, cols int, global float32, r Recipe) (
 		out := (*[BlockSize / 2]uint8)(q.Packed[blk*BlockSize/2 : (blk+1)*BlockSize/2])
 		if table != nil {
 			for i := 0; i < BlockSize; i += 2 {
-				out[i/2] = table.code(v[i])&0xF | table.code(v[i+1])<<4
+				out[i/2] = table.Code(math.Float32bits(v[i]))&0xF | table.Code(math.Float32bits(v[i+1]))<<4
 			}
 			continue
 		}

@@ -34,6 +34,19 @@ type Conversion struct {
 	// It gives exactly Encode's codes (TestEncodeRangeExhaustive); nil, as
 	// in a Conversion built elsewhere, falls back to the loop over Encode.
 	encodeRange func(start uint32, out []byte)
+	// table builds (once) the CodeTable of a 4- or 8-bit conversion.
+	table func() *CodeTable
+}
+
+// Table returns the conversion's CodeTable, built on first use, for the
+// package's 4- and 8-bit conversions; nil otherwise (16-bit codes, or a
+// Conversion built elsewhere). The ops that encode whole tensors look
+// codes up in it rather than call Encode per element.
+func (c Conversion) Table() *CodeTable {
+	if c.table == nil {
+		return nil
+	}
+	return c.table()
 }
 
 // Width is the number of bytes one code occupies in an output stream:
@@ -81,22 +94,26 @@ func (c Conversion) EncodeRange(start uint32, out []byte) {
 // of whether the pattern is the bucket's first.
 const bucketShift = 19
 
-// codeTable holds, for bucket k, the code of the bucket's first pattern at
-// 2k+1 and of every other pattern at 2k.
-type codeTable [tableLen]uint8
+// CodeTable gives the code of every float32 pattern under one 4- or 8-bit
+// conversion: for bucket k it holds the code of the bucket's first pattern
+// at 2k+1 and of every other pattern at 2k. The exhaustive test of this
+// package and the committed digests (golden/exhaustive) check that it
+// gives Encode's code for every input.
+type CodeTable [tableLen]uint8
 
 const tableLen = 2 << (32 - bucketShift)
 
-// tabulated returns an EncodeRange body that looks codes up in a table
-// built from enc (on first use, so that programs that never call
-// EncodeRange do not pay for it). A table lookup per element is several
-// times cheaper than calling an encoder, most of all under GOARCH=wasm,
-// where a call costs more than the conversion. The exhaustive test of this
-// package and the committed digests (golden/exhaustive) check that the
-// table gives enc's code for every input.
-func tabulated(enc func(b uint32) uint8) func(start uint32, out []byte) {
-	table := sync.OnceValue(func() *codeTable {
-		t := new(codeTable)
+// Code is the code of the float32 with bit pattern b.
+func (t *CodeTable) Code(b uint32) uint8 { return t[slot(b)] }
+
+// tabulated returns the table of enc (built on first use, so that programs
+// that never encode through it do not pay for it) and an EncodeRange body
+// that reads it. A table lookup per element is several times cheaper than
+// calling an encoder, most of all under GOARCH=wasm, where a call costs
+// more than the conversion.
+func tabulated(enc func(b uint32) uint8) (table func() *CodeTable, encodeRange func(start uint32, out []byte)) {
+	table = sync.OnceValue(func() *CodeTable {
+		t := new(CodeTable)
 		for k := range tableLen / 2 {
 			first := uint32(k) << bucketShift
 			t[2*k] = enc(first + 1)
@@ -104,7 +121,7 @@ func tabulated(enc func(b uint32) uint8) func(start uint32, out []byte) {
 		}
 		return t
 	})
-	return func(start uint32, out []byte) { encodeTable(table(), start, out) }
+	return table, func(start uint32, out []byte) { encodeTable(table(), start, out) }
 }
 
 // encodeTable is the loop of tabulated. The patterns of a bucket share
@@ -113,7 +130,7 @@ func tabulated(enc func(b uint32) uint8) func(start uint32, out []byte) {
 // GOARCH=wasm compiles to the memory.copy instruction), not by a loop
 // over the elements. Go's wasm code pays several times the native cost
 // per loop iteration; a copy costs the same in both.
-func encodeTable(t *codeTable, start uint32, out []byte) {
+func encodeTable(t *CodeTable, start uint32, out []byte) {
 	const bucket = 1 << bucketShift
 	for i := 0; i < len(out); {
 		b := start + uint32(i)
@@ -142,31 +159,34 @@ var all []Conversion
 func init() {
 	for _, p := range fp4.Profiles() {
 		p := p
+		table, encodeRange := tabulated(func(b uint32) uint8 { return p.Encode(math.Float32frombits(b)) })
 		all = append(all, Conversion{
 			Name: "e2m1/" + p.Name, Format: "e2m1", Profile: p.Name, Bits: 4, Source: p.Source,
 			Encode:      func(x float32) uint32 { return uint32(p.Encode(x)) },
 			Decode:      func(c uint32) float32 { return fp4.Decode(uint8(c)) },
-			encodeRange: tabulated(func(b uint32) uint8 { return p.Encode(math.Float32frombits(b)) }),
+			encodeRange: encodeRange, table: table,
 		})
 	}
 	for _, f := range []fp8.Format{fp8.E4M3, fp8.E5M2} {
 		for _, p := range fp8.Profiles() {
 			f, p := f, p
+			table, encodeRange := tabulated(func(b uint32) uint8 { return f.Encode(math.Float32frombits(b), p) })
 			all = append(all, Conversion{
 				Name: f.Name + "/" + p.Name, Format: f.Name, Profile: p.Name, Bits: 8, Source: p.Source,
 				Encode:      func(x float32) uint32 { return uint32(f.Encode(x, p)) },
 				Decode:      func(c uint32) float32 { return f.Decode(uint8(c)) },
-				encodeRange: tabulated(func(b uint32) uint8 { return f.Encode(math.Float32frombits(b), p) }),
+				encodeRange: encodeRange, table: table,
 			})
 		}
 	}
 	for _, r := range e8m0.Roundings() {
 		r := r
+		table, encodeRange := tabulated(func(b uint32) uint8 { return r.Encode(math.Float32frombits(b)) })
 		all = append(all, Conversion{
 			Name: "e8m0/" + r.Name, Format: "e8m0", Profile: r.Name, Bits: 8, Source: r.Source,
 			Encode:      func(x float32) uint32 { return uint32(r.Encode(x)) },
 			Decode:      func(c uint32) float32 { return e8m0.Decode(uint8(c)) },
-			encodeRange: tabulated(func(b uint32) uint8 { return r.Encode(math.Float32frombits(b)) }),
+			encodeRange: encodeRange, table: table,
 		})
 	}
 	for _, p := range half.Profiles() {
