@@ -83,6 +83,14 @@ func runNVFP4Quantize(p Params, in Tensors) (Tensors, error) {
 	if err != nil {
 		return nil, err
 	}
+	return NVFP4Quantize(r, p, in)
+}
+
+// NVFP4Quantize is the nvfp4.quantize op with its recipe given instead of
+// named by the "recipe" parameter (which it ignores): a caller holding a
+// modified recipe, such as the mutant catalog, gets the op's validation,
+// parameters and output layout unchanged.
+func NVFP4Quantize(r nvfp4.Recipe, p Params, in Tensors) (Tensors, error) {
 	sw, err := blkSwizzleParam(p)
 	if err != nil {
 		return nil, err

@@ -7,8 +7,8 @@ import (
 	"github.com/bitexact/bitexact/refimpl/half"
 )
 
-// The EncodeRange bodies of the 16-bit conversions. Four codes per loop
-// iteration, stored as one 8-byte word, each computed by an encoder that
+// The EncodeRange bodies of the 16-bit conversions. Eight codes per loop
+// iteration, stored as two 8-byte words, each computed by an encoder that
 // the compiler inlines: under GOARCH=wasm a call and a loop iteration each
 // cost more than the conversion itself. Both give exactly the profile's
 // Encode (TestEncodeRange16 on a sample; golden/exhaustive's
