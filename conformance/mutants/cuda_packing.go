@@ -56,7 +56,7 @@ var cudaPackingMutants = []CUDAMutant{
 	{Name: "cuda-mmvq-unfused", Module: "gemv_mxfp4", Kernel: "gemv_mxfp4_q8_1", Suite: "gemv-mxfp4", Claim: mmvqClaim,
 		Class: "profile:mmvq-nofma",
 		Doc:   "d*sumi rounded before it is added (the compiler's -fmad=false) where the declared schedule fuses",
-		Find:  "        acc[r] = fused ? __fmaf_rn(", Replace: "        acc[r] = !fused ? __fmaf_rn("},
+		Find:  "      acc[r] = fused ? __fmaf_rn(", Replace: "      acc[r] = !fused ? __fmaf_rn("},
 	{Name: "cuda-q8_1-ties-even", Module: "gemv_mxfp4", Kernel: "q8_1_quantize", Suite: "q8_1", Claim: q81Claim,
 		Class: "",
 		Doc:   "x/d rounded half to even (rintf) where llama.cpp's roundf rounds half away from zero",

@@ -37,9 +37,7 @@
 #include <cuda_fp16.h>
 
 #define AWQ_WARPS 8
-#ifndef AWQ_CHUNKS
-#define AWQ_CHUNKS 4  // 8-column chunks per warp: lanes l % 4
-#endif
+#define AWQ_CHUNKS 4  // 8-column chunks per warp: lanes l % 4 (awqGrid in blocks.go assumes 4)
 #define AWQ_SLICES (32 / AWQ_CHUNKS)  // row slices per warp: lanes l / 4
 #ifndef AWQ_MIN_BLOCKS
 #define AWQ_MIN_BLOCKS 2  // resident blocks per SM the register budget targets

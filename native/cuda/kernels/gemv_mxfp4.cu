@@ -61,15 +61,14 @@ __device__ __forceinline__ float e8m0_half(u32 e) {
   return k >= -126 ? __uint_as_float((u32)(k + 127) << 23) : __uint_as_float(1u << (k + 149));
 }
 
-#ifndef MMVQ_BATCH
-#define MMVQ_BATCH 1
-#endif
 #define MMVQ_MAX_ROWS 4
 
 // rows (1..MMVQ_MAX_ROWS) consecutive rows per block: every row is
 // computed exactly as above by the block's 128 threads; sharing the block
 // shares the activation loads (one per group for all its rows) and the
-// per-block overhead.
+// per-block overhead. A thread issues the loads of all its rows for a
+// group before their arithmetic. (Batching the loads of several groups per
+// thread as well was measured slower on the H100: registers.)
 extern "C" __global__ void __launch_bounds__(128)
 gemv_mxfp4_q8_1(const u8 *__restrict__ w, const u8 *__restrict__ act, u64 N,
                 u64 nb, u32 fused, u32 rows, float *__restrict__ y) {
@@ -79,48 +78,31 @@ gemv_mxfp4_q8_1(const u8 *__restrict__ w, const u8 *__restrict__ act, u64 N,
   float acc[MMVQ_MAX_ROWS];
 #pragma unroll
   for (int r = 0; r < MMVQ_MAX_ROWS; r++) acc[r] = 0.0f;
-  // MMVQ_BATCH groups' loads are issued before any of their arithmetic, so
-  // a thread waits for memory once per batch rather than once per group;
-  // the groups are then accumulated in the same order as before.
-  for (u64 g0 = t; g0 < 2 * nb; g0 += 128 * MMVQ_BATCH) {
-    uint2 q[MMVQ_MAX_ROWS][MMVQ_BATCH];
-    u32 e[MMVQ_MAX_ROWS][MMVQ_BATCH];
-    int a[MMVQ_BATCH][4];
-    float d8[MMVQ_BATCH];
+  for (u64 g = t; g < 2 * nb; g += 128) {
+    u64 b = g >> 1;
+    u32 h = (u32)(g & 1u);
+    const int *q8 = reinterpret_cast<const int *>(act + b * 36 + 4 + 8 * h);
+    int a0 = __ldg(q8), a1 = __ldg(q8 + 4), a2 = __ldg(q8 + 1), a3 = __ldg(q8 + 5);
+    float d8 = __half2float(__ldg(reinterpret_cast<const __half *>(act + b * 36)));
+    uint2 q[MMVQ_MAX_ROWS];
+    u32 e[MMVQ_MAX_ROWS];
 #pragma unroll
-    for (int i = 0; i < MMVQ_BATCH; i++) {
-      u64 g = g0 + 128 * i;
-      if (g >= 2 * nb) break;
-      u64 b = g >> 1;
-      u32 h = (u32)(g & 1u);
-      const int *q8 = reinterpret_cast<const int *>(act + b * 36 + 4 + 8 * h);
-      a[i][0] = __ldg(q8);
-      a[i][1] = __ldg(q8 + 4);
-      a[i][2] = __ldg(q8 + 1);
-      a[i][3] = __ldg(q8 + 5);
-      d8[i] = __half2float(__ldg(reinterpret_cast<const __half *>(act + b * 36)));
-#pragma unroll
-      for (int r = 0; r < MMVQ_MAX_ROWS; r++) {
-        if ((u32)r >= rows || row0 + r >= N) break;
-        const u8 *blk = w + ((row0 + r) * nb + b) * 17;
-        q[r][i] = load8(blk + 1 + 8 * h);
-        e[r][i] = __ldg(blk);
-      }
+    for (int r = 0; r < MMVQ_MAX_ROWS; r++) {
+      if ((u32)r >= rows || row0 + r >= N) break;
+      const u8 *blk = w + ((row0 + r) * nb + b) * 17;
+      q[r] = load8(blk + 1 + 8 * h);
+      e[r] = __ldg(blk);
     }
 #pragma unroll
-    for (int i = 0; i < MMVQ_BATCH; i++) {
-      if (g0 + 128 * i >= 2 * nb) break;
-#pragma unroll
-      for (int r = 0; r < MMVQ_MAX_ROWS; r++) {
-        if ((u32)r >= rows || row0 + r >= N) break;
-        int sumi = 0;
-        sumi = __dp4a(kvalues4(q[r][i].x & 0x0F0F0F0Fu), a[i][0], sumi);
-        sumi = __dp4a(kvalues4((q[r][i].x >> 4) & 0x0F0F0F0Fu), a[i][1], sumi);
-        sumi = __dp4a(kvalues4(q[r][i].y & 0x0F0F0F0Fu), a[i][2], sumi);
-        sumi = __dp4a(kvalues4((q[r][i].y >> 4) & 0x0F0F0F0Fu), a[i][3], sumi);
-        float d = __fmul_rn(e8m0_half(e[r][i]), d8[i]);
-        acc[r] = fused ? __fmaf_rn(d, (float)sumi, acc[r]) : __fadd_rn(__fmul_rn(d, (float)sumi), acc[r]);
-      }
+    for (int r = 0; r < MMVQ_MAX_ROWS; r++) {
+      if ((u32)r >= rows || row0 + r >= N) break;
+      int sumi = 0;
+      sumi = __dp4a(kvalues4(q[r].x & 0x0F0F0F0Fu), a0, sumi);
+      sumi = __dp4a(kvalues4((q[r].x >> 4) & 0x0F0F0F0Fu), a1, sumi);
+      sumi = __dp4a(kvalues4(q[r].y & 0x0F0F0F0Fu), a2, sumi);
+      sumi = __dp4a(kvalues4((q[r].y >> 4) & 0x0F0F0F0Fu), a3, sumi);
+      float d = __fmul_rn(e8m0_half(e[r]), d8);
+      acc[r] = fused ? __fmaf_rn(d, (float)sumi, acc[r]) : __fadd_rn(__fmul_rn(d, (float)sumi), acc[r]);
     }
   }
   // Row r is reduced by warp r (rows <= MMVQ_MAX_ROWS = the 4 warps), in
