@@ -8,8 +8,8 @@ const (
 	ggmlMXFP4Clm  = "log2=exact,cast=x86-64"
 	q81Claim      = "cuda"
 	mmvqClaim     = "mmvq"
-	awqRowPacking = `  return u[0] | u[2] << 4 | u[4] << 8 | u[6] << 12 | u[1] << 16 |
-         u[3] << 20 | u[5] << 24 | u[7] << 28;`
+	awqRowPacking = `  u32 lo = b[0] + (b[2] << 4) + (b[4] << 8) + (b[6] << 12);
+  u32 hi = b[1] + (b[3] << 4) + (b[5] << 8) + (b[7] << 12);`
 )
 
 // cudaPackingMutants corrupt the AWQ packer, the 2:4 compressor, the
@@ -21,17 +21,17 @@ var cudaPackingMutants = []CUDAMutant{
 		Doc: "weight nibbles packed in column order 0..7 instead of AWQ's 0,2,4,6,1,3,5,7 (the awq-quantize suite's diagnosis " +
 			"has no nibble-order alternative; awq-pack's has)",
 		Find: awqRowPacking,
-		Replace: `  return u[0] | u[1] << 4 | u[2] << 8 | u[3] << 12 | u[4] << 16 |
-         u[5] << 20 | u[6] << 24 | u[7] << 28;`},
+		Replace: `  u32 lo = b[0] + (b[1] << 4) + (b[2] << 8) + (b[3] << 12);
+  u32 hi = b[4] + (b[5] << 4) + (b[6] << 8) + (b[7] << 12);`},
 	{Name: "cuda-awq-reciprocal-ties", Module: "awq", Kernel: "awq_forge_pack", Suite: "awq-quantize", Claim: awqClaim,
-		Class: "",
-		Doc: "w * (1/s) rounded without the exact tie check: exact half-integer quotients go wherever the reciprocal's " +
-			"rounding error sends them, not to even",
-		Find: "  return (fabsf(e) == hs && (ni & 1)) ? ni + step : ni;", Replace: "  return ni + 0 * step;"},
+		Class:   "",
+		Doc:     "exact half-integer quotients w/s rounded half up (floor(x + 1/2)) instead of to the even neighbour",
+		Find:    "  return __float_as_uint(__fadd_rn(x, 8388616.0f));  // 2^23 + 8",
+		Replace: "  return __float_as_uint(__fadd_rd(__fadd_rn(x, 0.5f), 8388616.0f));  // 2^23 + 8"},
 	{Name: "cuda-awq-unrounded-scale", Module: "awq", Kernel: "awq_forge_pack", Suite: "awq-quantize", Claim: awqClaim,
 		Class: "",
 		Doc:   "weights divided by the float32 amax/7 instead of the fp16 scale that is stored, so quantize and dequantize disagree",
-		Find:  "    sf[j] = __half2float(sh[j]);", Replace: "    sf[j] = __fdiv_rn(__half2float(amax[j]), 7.0f);"},
+		Find:  "    float2 sf = awq_h2f2(hb);", Replace: "    float2 sf = make_float2(__fmul_rn(a.x, inv7), __fmul_rn(a.y, inv7));"},
 	{Name: "cuda-sp24-indices-swapped", Module: "sparse24", Kernel: "sp24_compress", Suite: "sparse24", Claim: sp24Claim,
 		Class: "sparse24-indices-swapped",
 		Doc:   "meta nibble written i1 | i0 << 2 (values still in ascending order)",
@@ -39,12 +39,12 @@ var cudaPackingMutants = []CUDAMutant{
 	{Name: "cuda-sp24-descending", Module: "sparse24", Kernel: "sp24_compress", Suite: "sparse24", Claim: sp24TClaim,
 		Class: "sparse24-descending",
 		Doc:   "kept pairs stored in descending index order (values and meta indices both swapped), seen through the transposed layout",
-		Find: `  u32 p = __byte_perm(g, 0u, (mm & 3u) | (mm >> 2) << 4);  // bytes v(i0), v(i1)
-  *k = (p & 0xFu) | (p >> 4 & 0xF0u);
-  *m = mm;`,
-		Replace: `  u32 p = __byte_perm(g, 0u, (mm >> 2) | (mm & 3u) << 4);  // bytes v(i1), v(i0)
-  *k = (p & 0xFu) | (p >> 4 & 0xF0u);
-  *m = (mm >> 2) | (mm & 3u) << 2;`},
+		// The transposed kernel picks both groups' kept codes with one
+		// __byte_perm from the meta byte m: swapping i0 and i1 in both
+		// nibbles before that stores v(i1), v(i0) and meta i1 | i0 << 2.
+		Find: "  u32 m = (na & 0x0Fu) | ((nb << 4) & 0xF0u);",
+		Replace: `  u32 m = (na & 0x0Fu) | ((nb << 4) & 0xF0u);
+  m = ((m >> 2) & 0x33u) | ((m & 0x33u) << 2);`},
 	{Name: "cuda-sp24-higher-index-wins", Module: "sparse24", Kernel: "sp24_compress", Suite: "sparse24", Claim: sp24Claim,
 		Class: "",
 		Doc:   "equal magnitudes resolved toward the higher index (> where the rule has >=), a tie-break no profile uses",
@@ -52,11 +52,11 @@ var cudaPackingMutants = []CUDAMutant{
 	{Name: "cuda-v7-sequential-reduce", Module: "sparse24", Kernel: "sp24_gemv_v7", Suite: "gemv-sparse-fp4", Claim: v7Claim,
 		Class: "profile:schedule=sparse-v7-seq,scale_decode=e4m3fn",
 		Doc:   "the fp16 partials summed in tile order where the declared schedule interleaves four accumulators",
-		Find:  "  if (width == 4) reduce_tiles<4>(p, N, kt, r);", Replace: "  if (width == 0) reduce_tiles<4>(p, N, kt, r);"},
+		Find:  "  if (width == 4) reduce_tiles<4>(p, N32, kt, r);", Replace: "  if (width == 0) reduce_tiles<4>(p, N32, kt, r);"},
 	{Name: "cuda-mmvq-unfused", Module: "gemv_mxfp4", Kernel: "gemv_mxfp4_q8_1", Suite: "gemv-mxfp4", Claim: mmvqClaim,
 		Class: "profile:mmvq-nofma",
 		Doc:   "d*sumi rounded before it is added (the compiler's -fmad=false) where the declared schedule fuses",
-		Find:  "      acc[r] = fused ? __fmaf_rn(", Replace: "      acc[r] = !fused ? __fmaf_rn("},
+		Find:  "  return fused ? __fmaf_rn(", Replace: "  return !fused ? __fmaf_rn("},
 	{Name: "cuda-q8_1-ties-even", Module: "gemv_mxfp4", Kernel: "q8_1_quantize", Suite: "q8_1", Claim: q81Claim,
 		Class: "",
 		Doc:   "x/d rounded half to even (rintf) where llama.cpp's roundf rounds half away from zero",

@@ -9,38 +9,109 @@
 // element j, high nibble = element j+16). act: K/32 block_q8_1 (36 bytes:
 // fp16 d, fp16 s, int8 qs[32]).
 //
-// One block of 128 threads (4 warps) per row (or per few rows, each done
-// the same way). Half-block h of block b is
-// group g = 2b + h (qs bytes 8h..8h+7 with both nibbles: elements 8h..8h+7
-// and 8h+16..8h+23); thread t takes groups t, t+128, ... in order:
-//   sumi = Σ kvalues[code] * q8   (two __dp4a per 4 qs bytes: exact int32)
+// Float schedule. One block of 128 threads (4 warps) per `rows`
+// consecutive rows (1..MMVQ_MAX_ROWS), grid ceil(N/rows); every row is
+// computed the same way. Half-block h of block b is group g = 2b + h (qs
+// bytes 8h..8h+7 with both nibbles: elements 8h..8h+7 and 8h+16..8h+23);
+// thread t takes groups t, t+128, ... in order:
+//   sumi = Σ kvalues[code] * q8   (four __dp4a per group: exact int32, so
+//          any order of the 16 products gives the same value)
 //   d    = __fmul_rn(2^(e-128), d8)  (E8M0(e) * 0.5 exact; e = 0xFF NaN)
 //   acc  = __fmaf_rn(d, (float)sumi, acc)   (fused; else mul then add)
-// then the lane values of warps 1..3 are added to warp 0's in that order
-// (__fadd_rn), and the sum is reduced with __shfl_xor_sync at offsets 16,
-// 8, 4, 2, 1.
+// then, per row, the lane values of warps 0, 1, 2, 3 are added in that
+// order (__fadd_rn) and the sum is reduced with __shfl_xor_sync at offsets
+// 16, 8, 4, 2, 1. Warp w reduces row w, and with more than 4 rows also row
+// w + 4 (each in exactly that order), so the rows' reductions run side by
+// side.
 //
 // Speed (the float schedule above is unaffected): a 17-byte block puts the
 // 8 qs bytes of a group at any alignment, so they are assembled from
-// aligned 32-bit loads with __funnelshift_r rather than byte loads, and
-// the int8 table lookup is two __byte_perm per 4 codes (the table lives in
-// the immediates) instead of 4 indexed constant-memory loads, which
-// serialise when the lanes of a warp read different entries.
+// aligned 32-bit loads with __funnelshift_r rather than byte loads. The
+// code -> int8 lookup has llama.cpp's get_int_from_table_16 shape: the 8
+// codes of a qs word take 6 __byte_perm (the table lives in the
+// immediates; indexed constant-memory loads serialise when the lanes of a
+// warp read different entries), which yields the int8 values in the
+// word's nibble order (elements j, j+16, j+1, j+17, ...); the group's
+// activation bytes are permuted once to that order (4 __byte_perm, shared
+// by all the block's rows). The previous kernel split every word into its
+// low and high nibbles and looked those up 4 codes at a time (about 11
+// operations per 4 codes), for every row.
+// A block takes up to 8 rows (MMVQRows in schedule.go; 1472 blocks for
+// N = 11776, one wave on an H100), sharing the activation loads and the
+// per-block overhead; a thread issues the loads of all its rows for a
+// group before their arithmetic. Measured on an H100 (K = 4096, N =
+// 11776, fraction of a 1 GiB device-to-device copy's bandwidth): the
+// previous kernel with 4 rows 17.1 us (0.50), this one with 8 rows
+// 16.1-16.4 us (0.52-0.53), outputs bit-identical. Staging each block's
+// weight bytes in shared memory with cp.async (16-byte coalesced copies,
+// single or double buffered, 64 or 128 blocks per chunk) was measured
+// slower: 17.3-20.5 us. Batching the loads of several groups per thread
+// was measured slower too (registers).
 #include "common.cuh"
 #include <cuda_fp16.h>
 
-// kvalues4 maps the four codes in the low nibbles of the bytes of q (each
-// byte < 16) to llama.cpp's kvalues_mxfp4 {0, 1, 2, 3, 4, 6, 8, 12, 0, -1,
-// -2, -3, -4, -6, -8, -12} as 4 packed int8. __byte_perm picks byte
-// (selector & 7) of {hi, lo}; the magnitude and negated tables are picked
-// separately and the sign bit (code bit 3) selects between them.
-__device__ __forceinline__ int kvalues4(u32 q) {
-  u32 t = q | q >> 4;  // byte 0: codes 0,1 as nibbles; byte 2: codes 2,3
-  u32 sel = ((t & 0xFFu) | ((t >> 8) & 0xFF00u)) & 0x7777u;
-  u32 pos = __byte_perm(0x03020100u, 0x0C080604u, sel);
-  u32 neg = __byte_perm(0xFDFEFF00u, 0xF4F8FAFCu, sel);
-  u32 m = ((q >> 3) & 0x01010101u) * 0xFFu;
-  return (int)((pos & ~m) | (neg & m));
+#define MMVQ_MAX_ROWS 8
+
+// 2^(e-128) from bits: e >= 2 normal, e = 1, 0 subnormal; e = 0xFF NaN.
+__device__ __forceinline__ float mmvq_e8m0_half(u32 e) {
+  u32 bits = e < 2u ? (0x00200000u << e) : ((e - 1u) << 23);
+  return __uint_as_float(e == 0xFFu ? 0x7FC00000u : bits);
+}
+
+// mmvq_lut8: the 8 codes of q (nibble i = code i) to llama.cpp's
+// kvalues_mxfp4 {0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12}
+// as int8: x = values of nibbles 0..3 (bytes 0..3), y = nibbles 4..7.
+// __byte_perm picks byte (selector & 7) of {hi, lo}: the magnitude and
+// negated tables are looked up with the codes masked to 3 bits, and the
+// sign (code bit 3, moved to selector bit 2) picks the negated byte
+// through the third __byte_perm.
+__device__ __forceinline__ void mmvq_lut8(u32 q, u32 &x, u32 &y) {
+  const u32 qm = q & 0x77777777u;
+  const u32 sel = ((q >> 1) & 0x44444444u) | 0x32103210u;
+  const u32 lo0 = __byte_perm(0x03020100u, 0x0C080604u, qm);
+  const u32 hi0 = __byte_perm(0xFDFEFF00u, 0xF4F8FAFCu, qm);
+  const u32 lo1 = __byte_perm(0x03020100u, 0x0C080604u, qm >> 16);
+  const u32 hi1 = __byte_perm(0xFDFEFF00u, 0xF4F8FAFCu, qm >> 16);
+  x = __byte_perm(lo0, hi0, sel);
+  y = __byte_perm(lo1, hi1, sel >> 16);
+}
+
+// Activations of group (b, h), bytes permuted to the lookup's order: for a
+// qs word whose nibbles are elements (j, j+16, j+1, j+17, j+2, ...), A0/A1
+// pair with word 0 (elements 8h..8h+3 and +16), A2/A3 with word 1.
+struct MmvqAct {
+  u32 A0, A1, A2, A3;
+  float d8;
+};
+
+__device__ __forceinline__ MmvqAct mmvq_act(const u8 *__restrict__ act, u64 b, u32 h) {
+  const int *q8 = reinterpret_cast<const int *>(act + b * 36 + 4 + 8 * h);
+  const u32 a0 = (u32)__ldg(q8), a1 = (u32)__ldg(q8 + 4), a2 = (u32)__ldg(q8 + 1), a3 = (u32)__ldg(q8 + 5);
+  MmvqAct r;
+  r.A0 = __byte_perm(a0, a1, 0x5140u);
+  r.A1 = __byte_perm(a0, a1, 0x7362u);
+  r.A2 = __byte_perm(a2, a3, 0x5140u);
+  r.A3 = __byte_perm(a2, a3, 0x7362u);
+  r.d8 = __half2float(__ldg(reinterpret_cast<const __half *>(act + b * 36)));
+  return r;
+}
+
+// Exact int32 dot product of the 16 codes of q (8 qs bytes) with the
+// group's q8 values.
+__device__ __forceinline__ int mmvq_sumi(uint2 q, const MmvqAct &a) {
+  u32 x0, y0, x1, y1;
+  mmvq_lut8(q.x, x0, y0);
+  mmvq_lut8(q.y, x1, y1);
+  int s = __dp4a((int)x0, (int)a.A0, 0);
+  s = __dp4a((int)y0, (int)a.A1, s);
+  s = __dp4a((int)x1, (int)a.A2, s);
+  return __dp4a((int)y1, (int)a.A3, s);
+}
+
+// One group's step of a row's accumulator (the declared schedule).
+__device__ __forceinline__ float mmvq_step(float acc, int sumi, u32 e, float d8, u32 fused) {
+  const float d = __fmul_rn(mmvq_e8m0_half(e), d8);
+  return fused ? __fmaf_rn(d, (float)sumi, acc) : __fadd_rn(__fmul_rn(d, (float)sumi), acc);
 }
 
 // load8 reads the 8 bytes at p (any alignment) as two little-endian words
@@ -55,74 +126,57 @@ __device__ __forceinline__ uint2 load8(const u8 *p) {
   return make_uint2(__funnelshift_r(w0, w1, sh), __funnelshift_r(w1, w2, sh));
 }
 
-__device__ __forceinline__ float e8m0_half(u32 e) {
-  if (e == 0xFFu) return __uint_as_float(0x7FC00000u);
-  int k = (int)e - 128;  // 2^(e-127) * 0.5
-  return k >= -126 ? __uint_as_float((u32)(k + 127) << 23) : __uint_as_float(1u << (k + 149));
-}
-
-#define MMVQ_MAX_ROWS 4
-
-// rows (1..MMVQ_MAX_ROWS) consecutive rows per block: every row is
-// computed exactly as above by the block's 128 threads; sharing the block
-// shares the activation loads (one per group for all its rows) and the
-// per-block overhead. A thread issues the loads of all its rows for a
-// group before their arithmetic. (Batching the loads of several groups per
-// thread as well was measured slower on the H100: registers.)
+// rows: 1..MMVQ_MAX_ROWS (larger values are capped: the block computes
+// its first MMVQ_MAX_ROWS rows only, so the Go side never passes more).
 extern "C" __global__ void __launch_bounds__(128)
 gemv_mxfp4_q8_1(const u8 *__restrict__ w, const u8 *__restrict__ act, u64 N,
                 u64 nb, u32 fused, u32 rows, float *__restrict__ y) {
-  __shared__ float sh[MMVQ_MAX_ROWS][4][32];
-  u64 row0 = (u64)blockIdx.x * rows;
-  u32 t = threadIdx.x;
+  __shared__ float sh[MMVQ_MAX_ROWS * 4 * 32];
+  const u32 t = threadIdx.x;
+  const u32 rcap = rows < (u32)MMVQ_MAX_ROWS ? rows : (u32)MMVQ_MAX_ROWS;
+  const u64 row0 = (u64)blockIdx.x * rows;
+  if (row0 >= N) return;  // uniform over the block
+  const u32 nrows = (N - row0) < (u64)rcap ? (u32)(N - row0) : rcap;
   float acc[MMVQ_MAX_ROWS];
 #pragma unroll
   for (int r = 0; r < MMVQ_MAX_ROWS; r++) acc[r] = 0.0f;
   for (u64 g = t; g < 2 * nb; g += 128) {
-    u64 b = g >> 1;
-    u32 h = (u32)(g & 1u);
-    const int *q8 = reinterpret_cast<const int *>(act + b * 36 + 4 + 8 * h);
-    int a0 = __ldg(q8), a1 = __ldg(q8 + 4), a2 = __ldg(q8 + 1), a3 = __ldg(q8 + 5);
-    float d8 = __half2float(__ldg(reinterpret_cast<const __half *>(act + b * 36)));
+    const u64 b = g >> 1;
+    const u32 h = (u32)(g & 1u);
+    const MmvqAct a = mmvq_act(act, b, h);
     uint2 q[MMVQ_MAX_ROWS];
     u32 e[MMVQ_MAX_ROWS];
 #pragma unroll
     for (int r = 0; r < MMVQ_MAX_ROWS; r++) {
-      if ((u32)r >= rows || row0 + r >= N) break;
+      if ((u32)r >= nrows) break;
       const u8 *blk = w + ((row0 + r) * nb + b) * 17;
       q[r] = load8(blk + 1 + 8 * h);
       e[r] = __ldg(blk);
     }
 #pragma unroll
     for (int r = 0; r < MMVQ_MAX_ROWS; r++) {
-      if ((u32)r >= rows || row0 + r >= N) break;
-      int sumi = 0;
-      sumi = __dp4a(kvalues4(q[r].x & 0x0F0F0F0Fu), a0, sumi);
-      sumi = __dp4a(kvalues4((q[r].x >> 4) & 0x0F0F0F0Fu), a1, sumi);
-      sumi = __dp4a(kvalues4(q[r].y & 0x0F0F0F0Fu), a2, sumi);
-      sumi = __dp4a(kvalues4((q[r].y >> 4) & 0x0F0F0F0Fu), a3, sumi);
-      float d = __fmul_rn(e8m0_half(e[r]), d8);
-      acc[r] = fused ? __fmaf_rn(d, (float)sumi, acc[r]) : __fadd_rn(__fmul_rn(d, (float)sumi), acc[r]);
+      if ((u32)r >= nrows) break;
+      acc[r] = mmvq_step(acc[r], mmvq_sumi(q[r], a), e[r], a.d8, fused);
     }
   }
-  // Row r is reduced by warp r (rows <= MMVQ_MAX_ROWS = the 4 warps), in
-  // the declared order: its lane values from warps 0, 1, 2, 3 added in that
-  // order, then the xor butterfly. The rows' reductions run side by side
-  // instead of one after another in warp 0.
-  u32 warp = t / 32, lane = t % 32;
+  // Row r is reduced by warp r % 4 in the declared order: its lane values
+  // from warps 0, 1, 2, 3 added in that order, then the xor butterfly.
+  const u32 warp = t >> 5, lane = t & 31u;
 #pragma unroll
-  for (int r = 0; r < MMVQ_MAX_ROWS; r++) sh[r][warp][lane] = acc[r];
+  for (int r = 0; r < MMVQ_MAX_ROWS; r++) sh[(r * 4 + warp) * 32 + lane] = acc[r];
   __syncthreads();
-  u32 r = warp;
-  if (r < rows && row0 + r < N) {
-    float v = sh[r][0][lane];
-    v = __fadd_rn(v, sh[r][1][lane]);
-    v = __fadd_rn(v, sh[r][2][lane]);
-    v = __fadd_rn(v, sh[r][3][lane]);
 #pragma unroll
-    for (int off = 16; off > 0; off >>= 1)
-      v = __fadd_rn(v, __shfl_xor_sync(0xFFFFFFFFu, v, off));
-    if (lane == 0) y[row0 + r] = v;
+  for (int rr = 0; rr < MMVQ_MAX_ROWS; rr += 4) {
+    const u32 r = (u32)rr + warp;
+    if (r < nrows) {
+      float v = sh[(r * 4 + 0) * 32 + lane];
+      v = __fadd_rn(v, sh[(r * 4 + 1) * 32 + lane]);
+      v = __fadd_rn(v, sh[(r * 4 + 2) * 32 + lane]);
+      v = __fadd_rn(v, sh[(r * 4 + 3) * 32 + lane]);
+#pragma unroll
+      for (int off = 16; off > 0; off >>= 1) v = __fadd_rn(v, __shfl_xor_sync(0xFFFFFFFFu, v, off));
+      if (lane == 0) y[row0 + r] = v;
+    }
   }
 }
 

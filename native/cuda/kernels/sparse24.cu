@@ -10,26 +10,54 @@
 // meta nibble = i0 | i1<<2, two groups per meta byte (group 2p low).
 // Row-major [E][N][K/4], [E][N][K/8]; transposed [E][K/4][N], [E][K/8][N].
 //
-// GEMV (v7): grid (ceil(N/512), K/64, A); 128 threads, THREAD_N = 4 columns
-// each, read as one uint32 per K row (direct coalesced loads). Per 8 K:
-// sum = p0, then p = fma(a_i, b_i, p) over the 4 kept products (exact:
-// E2M1 x fp16 fits float32), scale = __fmul_rn(lut[byte], global[e]) with
-// lut the E4M3 table (filled into constant memory, staged per block into
-// shared memory), acc = fma(sum, scale, acc) (or
-// __fadd_rn(__fmul_rn(sum, scale), acc) when fused == 0). Each 64-K tile's
-// acc is stored as fp16 (__float2half_rn) into partials [A][K/64][N]; the
-// last block to finish a column range reduces its partials in float32 with
-// `width` interleaved accumulators (accumulator j starts at tile j and adds
-// tiles j+4, j+8, ... in order; then acc0 + acc1 + acc2 + acc3 in order;
-// width 1 is a sequential sum), the result rounded to fp16.
+// GEMV (v7): grid (ceil(N/512), ceil(K/128), A); 128 threads, 4 columns
+// each, read as one uint32 per K row (direct coalesced loads); a block
+// computes two consecutive 64-K tiles. Per 8 K: sum = p0, then p =
+// fma(a_i, b_i, p) over the 4 kept products (exact: E2M1 x fp16 fits
+// float32), scale = __fmul_rn(lut[byte], global[e]) with lut the E4M3
+// table, acc = fma(sum, scale, acc) (or __fadd_rn(__fmul_rn(sum, scale),
+// acc) when fused == 0). Each 64-K tile's acc is stored as fp16
+// (__float2half_rn) into partials [A][K/64][N]; the last block to finish a
+// column range reduces its partials in float32 with `width` interleaved
+// accumulators (accumulator j starts at tile j and adds tiles j+4, j+8,
+// ... in order; then acc0 + acc1 + acc2 + acc3 in order; width 1 is a
+// sequential sum), the result rounded to fp16.
 //
-// Speed notes (none changes a rounding): the seed kept its FP4 table in
-// shared memory and its FP8 table in constant memory; constant memory
-// serialises a warp whose lanes read different entries, which on an H100
-// costs more than the loads, so both tables are staged into shared memory.
-// The seed reduced the partials with a separate .sum(0); here the last
-// block of each column range does it (a per-range arrival counter, reset
-// by that block), saving a launch and a pass over the partials.
+// Speed notes. None changes a rounding: the float schedule above is the
+// seed's, operation for operation.
+//  - The seed reduced the partials with a separate .sum(0); here the last
+//    block of each column range does it (a per-range arrival counter, reset
+//    by that block), saving a launch and a pass over the partials.
+//  - No table is read from constant memory, which serialises a warp whose
+//    lanes read different entries (on an H100 that cost more than the
+//    loads): the scale table lut[s] * global[e] is built per block in
+//    shared memory, lut decoded in registers by the instruction
+//    sp24_fill_lut uses (its two overridden entries, 0x7F and 0xFF, read
+//    from c_fp8_lut). The product is the same __fmul_rn, once per code
+//    instead of once per use.
+//  - Products from a table: per tile, the 1024 products e2m1(q) * a[k]
+//    (16 codes for each of the tile's 64 activations) in shared memory, so
+//    a kept value costs one lookup (offset formed with shifts and a PRMT)
+//    instead of two lookups and a multiply. E2M1 x fp16 products are exact
+//    in float32, so fma(e, a, p) == __fadd_rn(e * a, p) == __fadd_rn(P, p):
+//    both fused settings run the same chain of adds, and only the scale
+//    step depends on `fused`.
+//  - Two tiles per block, the second tile's loads issued before the first
+//    tile's math and the first tile's before the shared tables are built,
+//    so that more loads are in flight; it also halves the table building
+//    and the counter atomics per tile. Partials stay one per tile.
+//  - scale_k == 16 (the NVFP4 block) has its own path that loads and looks
+//    up each scale row once per 16 K; 32-bit index math, with no 64-bit
+//    division (the per-step k / scale_k).
+//  Measured on an H100 against this file's one-tile-per-block version
+//  (which already staged both tables in shared memory): 4096x11776, 23.1
+//  -> 14.5 us (constant data) / 17.2 us (random); MoE 2048x512 x 10
+//  experts, 10.2 -> 8.0-9.0 us.
+//
+// Text that conformance/mutants/cuda_packing.go patches: the width-4
+// reduce_tiles call in v7_body (cuda-v7-sequential-reduce) and the meta
+// byte of sp24t_pair (cuda-sp24-descending, which claims the transposed
+// kernel; compress4 now serves only the row-major one). Keep them in step.
 #include "common.cuh"
 #include <cuda_fp16.h>
 
@@ -159,71 +187,205 @@ sp24_compress(const uint2 *__restrict__ codes, u64 E, u64 N, u64 K,
   }
 }
 
-// Transposed: block (32, 8); tiles of 32 pairs x SP24_TN rows, taken in
-// turn by a grid of a few blocks per SM (the table is staged once per
-// block). A tile is compressed into shared memory (loads along p, 16 rows
-// per thread, all issued first), then its 2*32 comp rows and 32 meta rows are written along
-// n, four bytes per store when N is a multiple of 4.
-#define SP24_TN 128
-extern "C" __global__ void __launch_bounds__(256)
+// Transposed: block (32, 8); tiles of SP24T_PT pairs x SP24T_RT rows,
+// taken in turn by a grid of a few blocks per SM (any grid size is
+// correct; the table is staged once per block). A tile is compressed into
+// shared memory, then written out along n, four bytes per store when N is
+// a multiple of 4. Outputs are byte for byte those of this file's earlier
+// version (32-pair tiles, compress8 per pair, byte stores into the tile);
+// 8192x8192 on an H100, table + compress: 52.4 us for that, 39.5 us for
+// this one. The differences all cut instructions per pair or keep more
+// loads in flight:
+//  - a thread takes 4 consecutive rows of a pair (2 runs per tile), so its
+//    transposed bytes pack into 32-bit words: 3 conflict-free shared stores
+//    per 4 pairs instead of 12 byte stores;
+//  - one __byte_perm picks the 4 kept codes of a pair of groups (selector
+//    spread from the meta byte) and one mask-and-shift packs them, where
+//    compress8 made two compress4 calls;
+//  - codes above 0xF are OR-ed into a register, one atomicOr per thread at
+//    the end, instead of a test per pair;
+//  - tile indices in 32 bits, advanced incrementally (no 64-bit div/mod);
+//  - the first tile's loads are issued before the table is staged, and the
+//    next tile's before the current tile is stored;
+//  - the shared output tile is double-buffered: one __syncthreads per tile.
+#define SP24T_PT 16                               // pairs per tile
+#define SP24T_RT 128                              // rows (n) per tile
+#define SP24T_H (32 / SP24T_PT)                   // row groups in a warp (lane / PT)
+#define SP24T_RW (SP24T_RT / 8)                   // rows per warp
+#define SP24T_NI (SP24T_RW / (4 * SP24T_H))       // runs of 4 rows per thread
+#define SP24T_NP (4 * SP24T_NI)                   // pairs per thread per tile
+#define SP24T_S (SP24T_RT / 4 + SP24T_H)          // shared row stride in words (S / H odd: conflict-free)
+#define SP24T_W (SP24T_RT / 4)                    // words per output row
+#define SP24T_TOTAL (3 * SP24T_PT * SP24T_W)      // words per tile output
+
+// g16 (code i in bits 4i) of the 4 codes in the low nibbles of x's bytes.
+__device__ __forceinline__ u32 sp24t_g16(u32 x) {
+  u32 t = (x & 0x0F0F0F0Fu) | ((x >> 4) & 0xF0F0F0F0u);  // byte0 c0|c1<<4, byte2 c2|c3<<4
+  return __byte_perm(t, 0u, 0x4420);
+}
+
+// Meta nibble of g16 in bits 0..3 (bits 4..7 may hold the neighbour nibble).
+__device__ __forceinline__ u32 sp24t_nib(const u8 *s_tab, u32 g16) {
+  return (u32)s_tab[g16 >> 1] >> ((g16 & 1u) << 2);
+}
+
+// One pair (8 codes, raw bytes): returns a word whose byte 0 is the comp
+// byte of group 2p and byte 2 the comp byte of group 2p+1 (bytes 1, 3
+// garbage); *mb = the meta byte. The same bytes as compress8.
+__device__ __forceinline__ u32 sp24t_pair(uint2 v, const u8 *s_tab, u32 *mb) {
+  u32 na = sp24t_nib(s_tab, sp24t_g16(v.x));
+  u32 nb = sp24t_nib(s_tab, sp24t_g16(v.y));
+  u32 m = (na & 0x0Fu) | ((nb << 4) & 0xF0u);
+  // selector i0a | i1a << 4 | (4 + i0b) << 8 | (4 + i1b) << 12
+  u32 s1 = (m | (m << 4)) & 0x0F0Fu;
+  u32 sel = ((s1 | (s1 << 2)) & 0x3333u) | 0x4400u;
+  u32 p = __byte_perm(v.x, v.y, sel);  // v(i0a), v(i1a), v(i0b), v(i1b)
+  *mb = m;
+  return (p & 0x0F0F0F0Fu) | ((p >> 4) & 0xF0F0F0F0u);
+}
+
+// Stages the 32 KB table (block of 256 threads), all loads first.
+__device__ __forceinline__ void sp24t_stage_table(u8 *s_tab, const u8 *__restrict__ table, u32 tid) {
+  const int PER = SP24_TABLE_BYTES / 16 / 256;
+  uint4 t[PER];
+  const uint4 *src = reinterpret_cast<const uint4 *>(table);
+#pragma unroll
+  for (int k = 0; k < PER; k++) t[k] = src[tid + 256 * k];
+#pragma unroll
+  for (int k = 0; k < PER; k++) reinterpret_cast<uint4 *>(s_tab)[tid + 256 * k] = t[k];
+}
+
+// Loads a thread's SP24T_NP pairs of tile (e, n0, p0): pair p0 + q, rows
+// n0 + rbase + 4H*i + j. Out-of-range slots (or !live) read as zero.
+__device__ __forceinline__ void sp24t_load(uint2 (&v)[SP24T_NP], const uint2 *__restrict__ codes, u64 N,
+                                           u64 P, bool live, u32 e, u32 n0, u32 p0, u32 rbase, u32 q) {
+  if (!live) {
+#pragma unroll
+    for (int k = 0; k < SP24T_NP; k++) v[k] = make_uint2(0u, 0u);
+    return;
+  }
+  u64 p = (u64)p0 + q, nb = (u64)n0 + rbase;
+  const uint2 *src = codes + ((u64)e * N + nb) * P + p;
+  if ((u64)p0 + SP24T_PT <= P && (u64)n0 + SP24T_RT <= N) {
+#pragma unroll
+    for (int i = 0; i < SP24T_NI; i++)
+#pragma unroll
+      for (int j = 0; j < 4; j++) v[4 * i + j] = src[(u64)(4 * SP24T_H * i + j) * P];
+  } else {
+    bool pv = p < P;
+#pragma unroll
+    for (int i = 0; i < SP24T_NI; i++)
+#pragma unroll
+      for (int j = 0; j < 4; j++) {
+        u64 n = nb + (u64)(4 * SP24T_H * i + j);
+        v[4 * i + j] = pv && n < N ? src[(u64)(4 * SP24T_H * i + j) * P] : make_uint2(0u, 0u);
+      }
+  }
+}
+
+// Compresses a thread's pairs into the shared output tile s[3*PT][S]:
+// rows 0..PT-1 comp rows 2p, PT..2PT-1 comp rows 2p+1, 2PT.. meta rows p;
+// word c of a row holds tile rows 4c..4c+3 (byte j = row 4c+j). acc
+// collects the raw codes for the bad check.
+__device__ __forceinline__ void sp24t_compress(const uint2 (&v)[SP24T_NP], const u8 *s_tab,
+                                               u32 (*s)[SP24T_S], u32 q, u32 wbase, u32 &acc) {
+#pragma unroll
+  for (int i = 0; i < SP24T_NI; i++) {
+    u32 c[4], m[4];
+#pragma unroll
+    for (int j = 0; j < 4; j++) {
+      uint2 x = v[4 * i + j];
+      acc |= x.x | x.y;
+      c[j] = sp24t_pair(x, s_tab, &m[j]);
+    }
+    u32 r01 = __byte_perm(c[0], c[1], 0x6240), r23 = __byte_perm(c[2], c[3], 0x6240);
+    u32 ev = __byte_perm(r01, r23, 0x5410), od = __byte_perm(r01, r23, 0x7632);
+    u32 mw = __byte_perm(__byte_perm(m[0], m[1], 0x0040), __byte_perm(m[2], m[3], 0x0040), 0x5410);
+    u32 wi = wbase + SP24T_H * i;
+    s[q][wi] = ev;
+    s[SP24T_PT + q][wi] = od;
+    s[2 * SP24T_PT + q][wi] = mw;
+  }
+}
+
+// Writes the shared output tile of (e, n0, p0) along n.
+__device__ __forceinline__ void sp24t_store(u32 (*s)[SP24T_S], u8 *__restrict__ comp, u8 *__restrict__ meta,
+                                            u64 N, u64 K, u64 P, u32 e, u32 n0, u32 p0, u32 tid) {
+  u64 prow = P - p0 < (u64)SP24T_PT ? P - p0 : (u64)SP24T_PT;
+#pragma unroll
+  for (int it = 0; it < (SP24T_TOTAL + 255) / 256; it++) {
+    u32 idx = tid + 256u * it;
+    if (SP24T_TOTAL % 256 != 0 && idx >= (u32)SP24T_TOTAL) break;
+    u32 row = idx / SP24T_W, c = idx % SP24T_W;
+    u32 kind = row / SP24T_PT, pr = row % SP24T_PT;
+    u64 n = (u64)n0 + 4u * c;
+    if (pr >= prow || n >= N) continue;
+    u64 p = (u64)p0 + pr;
+    u8 *o = kind == 2u ? meta + ((u64)e * P + p) * N + n
+                       : comp + ((u64)e * (K / 4) + 2 * p + kind) * N + n;
+    u32 val = s[row][c];
+    if ((N & 3u) == 0) {
+      *reinterpret_cast<u32 *>(o) = val;
+    } else {
+      for (u32 j = 0; j < 4 && n + j < N; j++) o[j] = (u8)(val >> (8 * j));
+    }
+  }
+}
+
+// Next tile: digits (a, b, e) in bases (A, B, -) advanced by the grid size
+// (da, db, de its digits).
+__device__ __forceinline__ void sp24t_next(u32 &a, u32 &b, u32 &e, u32 A, u32 B, u32 da, u32 db, u32 de) {
+  a += da;
+  u32 c = a >= A ? 1u : 0u;
+  if (c) a -= A;
+  b += db + c;
+  c = b >= B ? 1u : 0u;
+  if (c) b -= B;
+  e += de + c;
+}
+
+extern "C" __global__ void __launch_bounds__(256, 4)
 sp24_compress_t(const uint2 *__restrict__ codes, u64 E, u64 N, u64 K,
                 const u8 *__restrict__ table, u8 *__restrict__ comp,
                 u8 *__restrict__ meta, u32 *__restrict__ bad) {
   __shared__ __align__(16) u8 s_tab[SP24_TABLE_BYTES];
-  __shared__ u32 sc[96][SP24_TN / 4 + 1];  // rows 0..63: comp 2p, 2p+1; 64..95: meta p
-  u8 (*sb)[4 * (SP24_TN / 4 + 1)] = reinterpret_cast<u8 (*)[4 * (SP24_TN / 4 + 1)]>(sc);
-  load_table(s_tab, table);
+  __shared__ u32 s_out[2][3 * SP24T_PT][SP24T_S];
+  u32 tid = threadIdx.y * blockDim.x + threadIdx.x;  // block (32, 8)
+  u32 lane = tid & 31u, w = tid >> 5;
+  u32 q = lane % SP24T_PT, h = lane / SP24T_PT;
+  u32 rbase = w * SP24T_RW + 4u * h, wbase = rbase / 4u;
   u64 P = K / 8;
-  u64 tp = (P + 31) / 32, tn = (N + SP24_TN - 1) / SP24_TN;
-  u32 tx = threadIdx.x, ty = threadIdx.y;
-  for (u64 tile = blockIdx.x; tile < E * tn * tp; tile += gridDim.x) {
-    u64 p0 = (tile % tp) * 32, n0 = (tile / tp % tn) * SP24_TN, e = tile / (tp * tn);
-    __syncthreads();  // the table is in; the previous tile's stores are done
-    // load: rows n0 + ty + 8i, pair p0 + tx. All of a thread's loads are
-    // issued before any compress, so each thread has 16 in flight rather
-    // than one (the block count is capped by the table's shared memory).
-    uint2 v[SP24_TN / 8];
-    u64 p = p0 + tx;
-#pragma unroll
-    for (int i = 0; i < SP24_TN / 8; i++) {
-      u64 n = n0 + ty + 8 * i;
-      v[i] = n < N && p < P ? codes[(e * N + n) * P + p] : make_uint2(0u, 0u);
-    }
-#pragma unroll
-    for (int i = 0; i < SP24_TN / 8; i++) {
-      u32 r = ty + 8 * i;
-      if (n0 + r < N && p < P) {
-        u32 k, mb;
-        compress8(v[i], s_tab, bad, &k, &mb);
-        sb[2 * tx][r] = (u8)k;
-        sb[2 * tx + 1][r] = (u8)(k >> 8);
-        sb[64 + tx][r] = (u8)mb;
-      }
-    }
+  // tile t = (e * tn + b) * tp + a: pair tile a, row tile b, matrix e
+  u32 tp = (u32)((P + SP24T_PT - 1) / SP24T_PT), tn = (u32)((N + SP24T_RT - 1) / SP24T_RT);
+  if (tp == 0u || tn == 0u) return;
+  u32 G = gridDim.x, bx = blockIdx.x;
+  u32 a = bx % tp, rr = bx / tp, b = rr % tn, e = rr / tn;
+  u32 da = G % tp, g2 = G / tp, db = g2 % tn, de = g2 / tn;
+  u32 acc = 0u;
+  bool live = (u64)e < E;
+  uint2 cur[SP24T_NP];
+  sp24t_load(cur, codes, N, P, live, e, b * SP24T_RT, a * SP24T_PT, rbase, q);
+  sp24t_stage_table(s_tab, table, tid);
+  __syncthreads();
+  u32 buf = 0;
+  while (live) {
+    u32 n0 = b * SP24T_RT, p0 = a * SP24T_PT;
+    u32 na = a, nb = b, ne = e;
+    sp24t_next(na, nb, ne, tp, tn, da, db, de);
+    bool nlive = (u64)ne < E;
+    sp24t_compress(cur, s_tab, s_out[buf], q, wbase, acc);
+    sp24t_load(cur, codes, N, P, nlive, ne, nb * SP24T_RT, na * SP24T_PT, rbase, q);
+    // s_out[buf] is complete; s_out[buf ^ 1] was stored out before any
+    // thread passed this barrier in the previous tile.
     __syncthreads();
-    u64 rows_c = 2 * (P - p0 < 32 ? P - p0 : 32);
-    for (u32 row = ty; row < 96; row += 8) {  // store: tile row `row`, columns n0 + 4tx..
-      u64 orow;
-      u8 *dst;
-      if (row < 64) {
-        if (row >= rows_c) continue;
-        orow = e * (K / 4) + 2 * p0 + row;
-        dst = comp;
-      } else {
-        if (row - 64 >= rows_c / 2) continue;
-        orow = e * P + p0 + (row - 64);
-        dst = meta;
-      }
-      u64 n = n0 + 4 * tx;
-      if (n >= N) continue;
-      u8 *o = dst + orow * N + n;
-      if (N % 4 == 0) {
-        *reinterpret_cast<u32 *>(o) = sc[row][tx];
-      } else {
-        for (u32 j = 0; j < 4 && n + j < N; j++) o[j] = sb[row][4 * tx + j];
-      }
-    }
+    sp24t_store(s_out[buf], comp, meta, N, K, P, e, n0, p0, tid);
+    buf ^= 1u;
+    a = na;
+    b = nb;
+    e = ne;
+    live = nlive;
   }
+  if (acc & 0xF0F0F0F0u) atomicOr(bad, 1u);
 }
 
 // Byte transpose of E matrices [R][C] -> [C][R] (scales -> scales_T).
@@ -239,32 +401,51 @@ extern "C" __global__ void sp24_transpose_u8(const u8 *__restrict__ in, u64 E,
 
 __constant__ float c_fp8_lut[256];
 
-__device__ __constant__ float c_e2m1[16] = {0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 3.0f, 4.0f, 6.0f,
-                                           -0.0f, -0.5f, -1.0f, -1.5f, -2.0f, -3.0f, -4.0f, -6.0f};
-
-// Fills out[256] with the E4M3 values through the hardware decode (the
-// instruction fp8.cu certifies); mode 1 gives the dgx-vllm host table,
-// which reads 0x7F/0xFF as +-480 instead of NaN. The Go side copies the
-// result into c_fp8_lut.
-extern "C" __global__ void sp24_fill_lut(float *__restrict__ out, u32 mode) {
-  u32 c = threadIdx.x;
-  if (c >= 256) return;
+// E4M3 code c (low byte) to float through the hardware decode, the
+// instruction fp8.cu certifies: cvt.rn.f16x2.e4m3x2, then the exact
+// f16 -> f32 widening.
+__device__ __forceinline__ float e4m3_decode(u32 c) {
   u32 h2;
   u16 c2 = (u16)c;
   asm("cvt.rn.f16x2.e4m3x2 %0, %1;" : "=r"(h2) : "h"(c2));
   float f;
   asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"((u16)(h2 & 0xFFFFu)));
+  return f;
+}
+
+// Fills out[256] with the E4M3 values through e4m3_decode; mode 1 gives
+// the dgx-vllm host table, which reads 0x7F/0xFF as +-480 instead of NaN.
+// The Go side copies the result into c_fp8_lut. 0x7F/0xFF are the only
+// entries that differ from e4m3_decode, which sp24_gemv_v7 relies on.
+extern "C" __global__ void sp24_fill_lut(float *__restrict__ out, u32 mode) {
+  u32 c = threadIdx.x;
+  if (c >= 256) return;
+  float f = e4m3_decode(c);
   if ((c & 0x7Fu) == 0x7Fu) f = mode == 1 ? ((c & 0x80u) ? -480.0f : 480.0f)
                                           : __uint_as_float(((c & 0x80u) << 24) | 0x7FC00000u);
   out[c] = f;
 }
 
-#define V7_THREADS 128
-#define V7_THREAD_N 4
-#define V7_TILE_K 64
+#define V7_THREADS 128  // 4 columns a thread: a block covers 512 columns
+#define V7_TILE_K 64    // K per fp16 partial (16 comp rows, 8 meta rows)
+#define V7_TILES 2      // 64-K tiles per block (Go: V7TilesPerBlock)
 #ifndef V7_MIN_BLOCKS
 #define V7_MIN_BLOCKS 4  // resident blocks per SM the register budget targets
 #endif
+// Floats of a tile's product table: 16 groups x 16 codes x 4 positions.
+#define V7_PTAB (V7_TILE_K / 4 * 16 * 4)
+
+// E2M1 code q (low nibble) to float, by its bits (-0 for code 8).
+__device__ __forceinline__ float e2m1_value(u32 q) {
+  u32 e = (q >> 1) & 3u, m = q & 1u;
+  u32 bits = e ? (((e + 126u) << 23) | (m << 22)) : (m ? 0x3F000000u : 0u);
+  return __uint_as_float(bits | ((q & 8u) << 28));
+}
+
+// Byte j of x, zero-extended (one PRMT).
+__device__ __forceinline__ u32 byte_of(u32 x, int j) {
+  return __byte_perm(x, 0u, 0x4440u + (u32)j);
+}
 
 // h4 unpacks 4 fp16 (little-endian in v) to float.
 __device__ __forceinline__ void h4(uint2 v, float f[4]) {
@@ -274,22 +455,101 @@ __device__ __forceinline__ void h4(uint2 v, float f[4]) {
   f[3] = __half2float(__ushort_as_half((u16)(v.y >> 16)));
 }
 
+// pack_h4 rounds 4 floats to fp16 (__float2half_rn), little-endian.
+__device__ __forceinline__ uint2 pack_h4(const float (&v)[4]) {
+  u32 lo = (u32)__half_as_ushort(__float2half_rn(v[0])) | (u32)__half_as_ushort(__float2half_rn(v[1])) << 16;
+  u32 hi = (u32)__half_as_ushort(__float2half_rn(v[2])) | (u32)__half_as_ushort(__float2half_rn(v[3])) << 16;
+  return make_uint2(lo, hi);
+}
+
+// Loads one 64-K tile for a thread's 4 columns: 16 comp rows, 8 meta rows
+// and the scale row of each 8 K (k = tile start + 8 it; soff, the scale
+// row's offset, and rem, k mod sk, carry it from tile to tile). SK16:
+// sk == 16, so only the even steps load a row (the odd ones share it).
+template <bool SK16>
+__device__ __forceinline__ void v7_load(u32 (&c)[16], u32 (&m)[8], u32 (&s)[8], const u8 *B, const u8 *M,
+                                        const u8 *S, u32 N, u32 &soff, u32 &rem, u32 sk) {
+#pragma unroll
+  for (int r = 0; r < 16; r++) c[r] = __ldg(reinterpret_cast<const unsigned int *>(B + (u32)r * N));
+#pragma unroll
+  for (int r = 0; r < 8; r++) m[r] = __ldg(reinterpret_cast<const unsigned int *>(M + (u32)r * N));
+#pragma unroll
+  for (int it = 0; it < 8; it++) {
+    if (SK16) {
+      if (it % 2 == 0) {
+        s[it] = __ldg(reinterpret_cast<const unsigned int *>(S + soff));
+        soff += N;
+      }
+    } else {
+      s[it] = __ldg(reinterpret_cast<const unsigned int *>(S + soff));
+      rem += 8u;
+      if (rem == sk) {
+        rem = 0u;
+        soff += N;
+      }
+    }
+  }
+}
+
+// One tile's 8 steps for 4 columns: acc = the tile's float sum per
+// column. tab is the tile's product table, P[g][q][i] (byte offset
+// 256 g + 16 q + 4 i) = e2m1(q) * a[4g + i]; sc_tab[s] = lut[s] * g.
+// The 4 kept products of an 8-K step are added in the seed's order, p =
+// P0, then p = P + p: the same value as fma(e, a, p), the product being
+// exact, so one chain serves both fused settings.
+template <bool FUSED, bool SK16>
+__device__ __forceinline__ void v7_tile(const u32 (&c)[16], const u32 (&m)[8], const u32 (&s)[8],
+                                        const float *tab, const float *sc_tab, float (&acc)[4]) {
+  float scv[4];
+#pragma unroll
+  for (int j = 0; j < 4; j++) acc[j] = 0.0f;
+#pragma unroll
+  for (int it = 0; it < 8; it++) {
+    const u32 C0 = c[2 * it], C1 = c[2 * it + 1], Mb = m[it];
+    float p[4];
+    // byte j of Xi: code << 4 | pos << 2, the byte offset of P[code][pos]
+    // in its group, for the 4 kept values (group 2it: X0, X1; 2it+1: X2, X3)
+    const u32 X0 = ((C0 << 4) & 0xF0F0F0F0u) | ((Mb << 2) & 0x0C0C0C0Cu);
+    const u32 X1 = (C0 & 0xF0F0F0F0u) | (Mb & 0x0C0C0C0Cu);
+    const u32 X2 = ((C1 << 4) & 0xF0F0F0F0u) | ((Mb >> 2) & 0x0C0C0C0Cu);
+    const u32 X3 = (C1 & 0xF0F0F0F0u) | ((Mb >> 4) & 0x0C0C0C0Cu);
+    const char *G0 = reinterpret_cast<const char *>(tab + 128 * it);  // group 2it
+    const char *G1 = G0 + 256;                                         // group 2it+1
+#pragma unroll
+    for (int j = 0; j < 4; j++) {
+      float q = *reinterpret_cast<const float *>(G0 + byte_of(X0, j));
+      q = __fadd_rn(*reinterpret_cast<const float *>(G0 + byte_of(X1, j)), q);
+      q = __fadd_rn(*reinterpret_cast<const float *>(G1 + byte_of(X2, j)), q);
+      q = __fadd_rn(*reinterpret_cast<const float *>(G1 + byte_of(X3, j)), q);
+      p[j] = q;
+    }
+    if (!SK16 || it % 2 == 0) {
+      const u32 Sb = s[it];
+#pragma unroll
+      for (int j = 0; j < 4; j++) scv[j] = sc_tab[byte_of(Sb, j)];
+    }
+#pragma unroll
+    for (int j = 0; j < 4; j++)
+      acc[j] = FUSED ? __fmaf_rn(p[j], scv[j], acc[j]) : __fadd_rn(__fmul_rn(p[j], scv[j]), acc[j]);
+  }
+}
+
 // reduce_tiles sums the kt fp16 partials of 4 adjacent columns (p: tile 0
 // of those columns, tiles N apart) with W interleaved accumulators (W = 4:
 // accumulator j takes tiles j, j+4, ...; W = 1: in tile order), then adds
 // the accumulators in order. Loads go V7_REDUCE_BATCH tiles at a time
 // through L2 (__ldcg: other blocks wrote them; L1 is not coherent).
 #ifndef V7_REDUCE_BATCH
-#define V7_REDUCE_BATCH 16  // a multiple of 4
+#define V7_REDUCE_BATCH 32  // a multiple of 4
 #endif
 template <int W>
-__device__ __forceinline__ void reduce_tiles(const __half *p, u64 N, u64 kt, float r[4]) {
+__device__ __forceinline__ void reduce_tiles(const __half *p, u32 N, u32 kt, float (&r)[4]) {
   float acc[W][4];
-  for (u64 t0 = 0; t0 < kt; t0 += V7_REDUCE_BATCH) {
+  for (u32 t0 = 0; t0 < kt; t0 += V7_REDUCE_BATCH) {
     uint2 v[V7_REDUCE_BATCH];
 #pragma unroll
     for (int i = 0; i < V7_REDUCE_BATCH; i++)
-      v[i] = t0 + i < kt ? __ldcg(reinterpret_cast<const uint2 *>(p + (t0 + i) * N)) : make_uint2(0u, 0u);
+      v[i] = t0 + i < kt ? __ldcg(reinterpret_cast<const uint2 *>(p + (u64)(t0 + i) * N)) : make_uint2(0u, 0u);
 #pragma unroll
     for (int i = 0; i < V7_REDUCE_BATCH; i++) {
       if (t0 + i >= kt) break;
@@ -297,23 +557,130 @@ __device__ __forceinline__ void reduce_tiles(const __half *p, u64 N, u64 kt, flo
       h4(v[i], f);
 #pragma unroll
       for (int c = 0; c < 4; c++)
-        acc[i % W][c] = t0 + i < (u64)W ? f[c] : __fadd_rn(acc[i % W][c], f[c]);
+        acc[i % W][c] = t0 + i < (u32)W ? f[c] : __fadd_rn(acc[i % W][c], f[c]);
     }
   }
 #pragma unroll
   for (int c = 0; c < 4; c++) r[c] = acc[0][c];
 #pragma unroll
   for (int j = 1; j < W; j++)
-    if ((u64)j < kt)
+    if ((u32)j < kt)
 #pragma unroll
       for (int c = 0; c < 4; c++) r[c] = __fadd_rn(r[c], acc[j][c]);
+}
+
+static_assert(V7_THREADS == 128 && V7_PTAB == 8 * V7_THREADS,
+              "v7_body stages the 256 scale entries two per thread and a tile's product "
+              "table in 8 passes of 128 entries");
+
+// The kernel body for one (fused, scale_k == 16) combination; see
+// sp24_gemv_v7.
+template <bool FUSED, bool SK16>
+__device__ __forceinline__ void v7_body(float *sh_tab, float *sh_sc, u32 *sh_flag,
+                                        const u8 *__restrict__ comp, const u8 *__restrict__ meta,
+                                        const u8 *__restrict__ scales, const float *__restrict__ global,
+                                        const __half *__restrict__ act, u64 act_stride,
+                                        const int *__restrict__ experts, u64 K, u64 N, u64 scale_k,
+                                        u64 width, __half *__restrict__ partials,
+                                        u32 *__restrict__ counters, __half *__restrict__ y) {
+  const u32 tid = threadIdx.x, a = blockIdx.z;
+  const u32 N32 = (u32)N, K32 = (u32)K, sk = (u32)scale_k, kt = K32 / V7_TILE_K;
+  const u32 t_begin = blockIdx.y * (u32)V7_TILES;
+  const u32 nt = kt - t_begin < (u32)V7_TILES ? kt - t_begin : (u32)V7_TILES;
+  const u32 n0 = (blockIdx.x * V7_THREADS + tid) * 4u;
+  const bool live = n0 < N32;
+  const u32 e = (u32)experts[a];
+  const u8 *B = comp + ((u64)e * (K32 / 4u) + (u64)t_begin * 16u) * N + n0;
+  const u8 *M = meta + ((u64)e * (K32 / 8u) + (u64)t_begin * 8u) * N + n0;
+  const u8 *S = scales + (u64)e * (K32 / sk) * N + n0;
+  const u32 k_base = t_begin * V7_TILE_K;
+  const u32 srow = k_base / sk;
+  u32 rem = k_base - srow * sk;
+  u32 soff = srow * N32;
+  u32 c[16], m[8], s[8];
+  if (live) v7_load<SK16>(c, m, s, B, M, S, N32, soff, rem, sk);
+  // The shared tables are built while the first tile's loads are in flight.
+  // Product tables: entry w = tid + 128 r is tile r / 8, group
+  // (tid / 64 + 2 r) % 16, code (tid / 4) % 16, position tid % 4. All
+  // activation loads first.
+  const __half *arow = act + (u64)a * act_stride;
+  float av[V7_TILES * 8];
+#pragma unroll
+  for (int r = 0; r < V7_TILES * 8; r++) {
+    const u32 w = tid + V7_THREADS * (u32)r, t = t_begin + (w >> 10);
+    av[r] = t < kt ? __half2float(arow[t * V7_TILE_K + ((w >> 6) & 15u) * 4u + (w & 3u)]) : 0.0f;
+  }
+  const float ev = e2m1_value((tid >> 2) & 15u);
+#pragma unroll
+  for (int r = 0; r < V7_TILES * 8; r++) sh_tab[tid + V7_THREADS * r] = __fmul_rn(ev, av[r]);
+  // Scale table, lut[s] * global[e]. lut is decoded in registers (constant
+  // memory serialises the 32 different addresses of a warp); only the two
+  // entries sp24_fill_lut overrides come from c_fp8_lut (uniform reads).
+  const float g = global[e];
+  const float l7f = c_fp8_lut[0x7F], lff = c_fp8_lut[0xFF];
+  float f0 = e4m3_decode(tid), f1 = e4m3_decode(tid + 128u);
+  if (tid == 0x7Fu) {
+    f0 = l7f;
+    f1 = lff;
+  }
+  sh_sc[tid] = __fmul_rn(f0, g);
+  sh_sc[tid + 128u] = __fmul_rn(f1, g);
+  __syncthreads();
+  if (live) {
+    __half *P = partials + ((u64)a * kt + t_begin) * N + n0;
+#pragma unroll
+    for (int tt = 0; tt < V7_TILES; tt++) {
+      if ((u32)tt >= nt) break;
+      // the next tile's loads go out before this tile's math
+      u32 c2[16], m2[8], s2[8];
+      if (tt + 1 < V7_TILES && (u32)tt + 1 < nt) {
+        B += 16u * N32;
+        M += 8u * N32;
+        v7_load<SK16>(c2, m2, s2, B, M, S, N32, soff, rem, sk);
+      }
+      float acc[4];
+      v7_tile<FUSED, SK16>(c, m, s, sh_tab + tt * V7_PTAB, sh_sc, acc);
+      *reinterpret_cast<uint2 *>(P + (u64)tt * N) = pack_h4(acc);
+      if (tt + 1 < V7_TILES) {
+#pragma unroll
+        for (int r = 0; r < 16; r++) c[r] = c2[r];
+#pragma unroll
+        for (int r = 0; r < 8; r++) {
+          m[r] = m2[r];
+          s[r] = s2[r];
+        }
+      }
+    }
+  }
+  // The last of the gridDim.y blocks of this column range to arrive
+  // reduces it.
+  __threadfence();
+  __syncthreads();
+  u32 *counter = counters + a * gridDim.x + blockIdx.x;
+  if (tid == 0) *sh_flag = atomicAdd(counter, 1u) == gridDim.y - 1u ? 1u : 0u;
+  __syncthreads();
+  if (!*sh_flag) return;
+  __threadfence();
+  if (tid == 0) *counter = 0u;  // ready for the next launch
+  if (!live) return;
+  float r[4];
+  const __half *p = partials + (u64)a * kt * N + n0;
+  if (width == 4) reduce_tiles<4>(p, N32, kt, r);
+  else reduce_tiles<1>(p, N32, kt, r);
+  *reinterpret_cast<uint2 *>(y + (u64)a * N + n0) = pack_h4(r);
 }
 
 // comp [E][K/4][N], meta [E][K/8][N], scales [E][K/scale_k][N] (E4M3),
 // global [E] f32, act fp16 [A][K] (act_stride K) or [K] (act_stride 0),
 // experts [A] i32; partials fp16 [A][K/64][N]; counters u32
 // [A][ceil(N/512)], zero before the first launch and left zero by every
-// launch; y fp16 [A][N]. width is 4 or 1.
+// launch; y fp16 [A][N]. width is 4 or 1; scale_k a multiple of 8. Grid
+// (ceil(N/512), ceil(K/64/V7_TILES), A). Offsets within an expert's
+// matrices are 32-bit: N < 2^28 and (K/scale_k)*N < 2^32 (the Go side
+// checks).
+#define V7_ARGS                                                                                    \
+  sh_tab, sh_sc, &sh_flag, comp, meta, scales, global, act, act_stride, experts, K, N, scale_k, width, \
+      partials, counters, y
 extern "C" __global__ void __launch_bounds__(V7_THREADS, V7_MIN_BLOCKS)
 sp24_gemv_v7(const u8 *__restrict__ comp, const u8 *__restrict__ meta,
              const u8 *__restrict__ scales, const float *__restrict__ global,
@@ -321,79 +688,15 @@ sp24_gemv_v7(const u8 *__restrict__ comp, const u8 *__restrict__ meta,
              const int *__restrict__ experts, u64 K, u64 N, u64 scale_k,
              u32 fused, u64 width, __half *__restrict__ partials,
              u32 *__restrict__ counters, __half *__restrict__ y) {
-  __shared__ float sh_a[V7_TILE_K];
-  __shared__ float sh_fp8[256];
-  __shared__ float sh_e2m1[16];
-  __shared__ bool sh_last;
-  u64 a = blockIdx.z;
-  u64 tile = blockIdx.y;
-  u64 kt = K / V7_TILE_K;
-  u64 k_base = tile * V7_TILE_K;
-  const __half *arow = act + a * act_stride;
-  for (u32 i = threadIdx.x; i < V7_TILE_K; i += V7_THREADS)
-    sh_a[i] = __half2float(arow[k_base + i]);
-  for (u32 i = threadIdx.x; i < 256; i += V7_THREADS) sh_fp8[i] = c_fp8_lut[i];
-  if (threadIdx.x < 16) sh_e2m1[threadIdx.x] = c_e2m1[threadIdx.x];
-  __syncthreads();
-  u64 n0 = ((u64)blockIdx.x * V7_THREADS + threadIdx.x) * V7_THREAD_N;
-  bool live = n0 < N;
-  if (live) {
-    u64 e = (u64)experts[a];
-    float g = global[e];
-    const u8 *B = comp + e * (K / 4) * N + n0;
-    const u8 *M = meta + e * (K / 8) * N + n0;
-    const u8 *S = scales + e * (K / scale_k) * N + n0;
-    u32 c0_4[8], c1_4[8], m_4[8], s_4[8];
-#pragma unroll
-    for (int it = 0; it < 8; it++) {
-      u64 k = k_base + 8 * it, gi = k / 4;
-      c0_4[it] = *reinterpret_cast<const u32 *>(B + gi * N);
-      c1_4[it] = *reinterpret_cast<const u32 *>(B + (gi + 1) * N);
-      m_4[it] = *reinterpret_cast<const u32 *>(M + (gi / 2) * N);
-      s_4[it] = *reinterpret_cast<const u32 *>(S + (k / scale_k) * N);
-    }
-    float acc[V7_THREAD_N] = {0.0f, 0.0f, 0.0f, 0.0f};
-#pragma unroll
-    for (int it = 0; it < 8; it++) {
-      const float *A = sh_a + 8 * it;
-#pragma unroll
-      for (int j = 0; j < V7_THREAD_N; j++) {
-        u32 c0 = (c0_4[it] >> (8 * j)) & 0xFFu, c1 = (c1_4[it] >> (8 * j)) & 0xFFu;
-        u32 m = (m_4[it] >> (8 * j)) & 0xFFu;
-        float scale = __fmul_rn(sh_fp8[(s_4[it] >> (8 * j)) & 0xFFu], g);
-        float p = __fmul_rn(sh_e2m1[c0 & 0xFu], A[m & 3u]);
-        if (fused) {
-          p = __fmaf_rn(sh_e2m1[c0 >> 4], A[(m >> 2) & 3u], p);
-          p = __fmaf_rn(sh_e2m1[c1 & 0xFu], A[4 + ((m >> 4) & 3u)], p);
-          p = __fmaf_rn(sh_e2m1[c1 >> 4], A[4 + ((m >> 6) & 3u)], p);
-          acc[j] = __fmaf_rn(p, scale, acc[j]);
-        } else {
-          p = __fadd_rn(__fmul_rn(sh_e2m1[c0 >> 4], A[(m >> 2) & 3u]), p);
-          p = __fadd_rn(__fmul_rn(sh_e2m1[c1 & 0xFu], A[4 + ((m >> 4) & 3u)]), p);
-          p = __fadd_rn(__fmul_rn(sh_e2m1[c1 >> 4], A[4 + ((m >> 6) & 3u)]), p);
-          acc[j] = __fadd_rn(__fmul_rn(p, scale), acc[j]);
-        }
-      }
-    }
-    u32 lo = (u32)__half_as_ushort(__float2half_rn(acc[0])) | (u32)__half_as_ushort(__float2half_rn(acc[1])) << 16;
-    u32 hi = (u32)__half_as_ushort(__float2half_rn(acc[2])) | (u32)__half_as_ushort(__float2half_rn(acc[3])) << 16;
-    *reinterpret_cast<uint2 *>(partials + (a * kt + tile) * N + n0) = make_uint2(lo, hi);
+  __shared__ __align__(16) float sh_tab[V7_TILES * V7_PTAB];
+  __shared__ float sh_sc[256];
+  __shared__ u32 sh_flag;
+  if (scale_k == 16) {
+    if (fused) v7_body<true, true>(V7_ARGS);
+    else v7_body<false, true>(V7_ARGS);
+  } else {
+    if (fused) v7_body<true, false>(V7_ARGS);
+    else v7_body<false, false>(V7_ARGS);
   }
-  // The last of the kt blocks of this column range to arrive reduces it.
-  __threadfence();
-  __syncthreads();
-  u32 *counter = counters + a * gridDim.x + blockIdx.x;
-  if (threadIdx.x == 0) sh_last = atomicAdd(counter, 1u) == (u32)(kt - 1);
-  __syncthreads();
-  if (!sh_last) return;
-  __threadfence();
-  if (threadIdx.x == 0) *counter = 0u;  // ready for the next launch
-  if (!live) return;
-  float r[4];
-  const __half *p = partials + a * kt * N + n0;
-  if (width == 4) reduce_tiles<4>(p, N, kt, r);
-  else reduce_tiles<1>(p, N, kt, r);
-  u32 lo = (u32)__half_as_ushort(__float2half_rn(r[0])) | (u32)__half_as_ushort(__float2half_rn(r[1])) << 16;
-  u32 hi = (u32)__half_as_ushort(__float2half_rn(r[2])) | (u32)__half_as_ushort(__float2half_rn(r[3])) << 16;
-  *reinterpret_cast<uint2 *>(y + a * N + n0) = make_uint2(lo, hi);
 }
+#undef V7_ARGS
