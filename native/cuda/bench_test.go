@@ -35,35 +35,54 @@ func copyGBps(b *testing.B, d *Device, n int64) float64 {
 	return 2 * float64(n) / (ms * 1e6)
 }
 
-// readGBps measures util_read streaming n bytes (rounded up to 16) with the
-// same launch pattern as the GEMV benchmarks (reps launches back to back):
-// the read bandwidth a kernel that reads n bytes can reach at that size,
-// launch and ramp-up included. The GEMVs read 4.5 to 26 MB, where a copy's
-// large-transfer bandwidth overstates what any kernel reaches, and which
-// fits the H100's 50 MB L2 between launches for the GEMV and the yardstick
-// alike.
-func readGBps(b *testing.B, d *Device, n int64) float64 {
+// readGBps measures util_read streaming n bytes (rounded up to 16) from
+// each of rot buffers in turn, launched the way the GEMV benchmarks launch
+// their kernels: the read bandwidth any kernel reading n bytes reaches at
+// that size, launch and ramp-up included. With rot = 1 the bytes stay in
+// the H100's 50 MB L2 from one launch to the next, as the GEMV's own do
+// in its l2warm form; with rotation(n) buffers they come from DRAM.
+func readGBps(b *testing.B, d *Device, n int64, rot int) float64 {
 	ctx := context.Background()
+	bufs := &buffers{d: d, ctx: ctx}
+	defer bufs.free()
 	n16 := (n + 15) / 16
-	src, err := d.Alloc(ctx, 16*n16)
+	sink, err := bufs.zeros(4 * 1024)
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer d.Free(ctx, src)
-	if err := d.Memset(ctx, src, 0x5A); err != nil {
-		b.Fatal(err)
+	steps := make([]Step, rot)
+	for r := range steps {
+		src, err := bufs.alloc(16 * n16)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := d.Memset(ctx, src, 0x5A); err != nil {
+			b.Fatal(err)
+		}
+		steps[r] = Step{Kernel: "util_read", Grid: Grid1D(n16, 256, 132*8), Block: Dims{256, 1, 1}, Args: []any{src, uint64(n16), sink}}
 	}
-	sink, err := d.Alloc(ctx, 4*1024)
+	ms, err := d.TimeSteps(ctx, gemvReps(rot), steps...)
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer d.Free(ctx, sink)
-	ms, err := d.Time(ctx, 50, "util_read", Grid1D(n16, 256, 132*8), Dims{256, 1, 1}, 0, src, uint64(n16), sink)
-	if err != nil {
-		b.Fatal(err)
-	}
-	return float64(16*n16) / (ms * 1e6)
+	return float64(16*n16) / (ms / float64(rot) * 1e6)
 }
+
+// rotation is how many independent copies of n bytes of GEMV weights the
+// dram benchmarks cycle through: enough that more than the L2's 50 MB pass
+// between two launches on the same copy, as in inference, where the other
+// layers' weights pass through L2 between two uses of one layer's.
+func rotation(n float64) int {
+	r := int(math.Ceil(160e6 / n))
+	if r < 1 {
+		r = 1
+	}
+	return r
+}
+
+// gemvReps is the repetitions of a sequence of rot launches that make
+// about 50 launches.
+func gemvReps(rot int) int { return (50 + rot - 1) / rot }
 
 func BenchmarkCopy(b *testing.B) {
 	d := device(b)
@@ -253,8 +272,13 @@ func BenchmarkSparse24(b *testing.B) {
 // active of 512 experts; and one 4096x11776 matrix) and the MXFP4 x Q8_1
 // GEMV (K=4096, N=11776), counting the bytes the kernels read (weights,
 // metadata, scales, activations; partials written and read back for the
-// sparse split-K). x_copy compares with a 256 MiB device-to-device copy,
-// x_read with util_read streaming the same number of bytes (readGBps).
+// sparse split-K). Each runs twice: l2warm launches on the same weights
+// every time (4.5 to 26 MB: they stay in the 50 MB L2 between launches),
+// dram cycles through rotation() copies of the weights (for the MoE case,
+// through disjoint sets of 10 experts) so that they come from DRAM, as
+// they do in inference. x_copy compares with a 256 MiB device-to-device
+// copy, x_read with util_read streaming the same bytes the same way
+// (readGBps).
 func BenchmarkGEMV(b *testing.B) {
 	d := device(b)
 	ctx := context.Background()
@@ -262,6 +286,20 @@ func BenchmarkGEMV(b *testing.B) {
 		b.Fatal(err)
 	}
 	copyBW := copyGBps(b, d, 1<<28)
+	report := func(b *testing.B, steps []Step, bytes, readBW float64) {
+		for i := 0; i < b.N; i++ {
+			ms, err := d.TimeSteps(ctx, gemvReps(len(steps)), steps...)
+			if err != nil {
+				b.Fatal(err)
+			}
+			ms /= float64(len(steps))
+			gbps := bytes / (ms * 1e6)
+			b.ReportMetric(ms*1000, "us/op")
+			b.ReportMetric(gbps, "GB/s")
+			b.ReportMetric(gbps/copyBW, "x_copy")
+			b.ReportMetric(gbps/readBW, "x_read")
+		}
+	}
 	type sparseCase struct {
 		name       string
 		e, a, k, n int
@@ -270,52 +308,76 @@ func BenchmarkGEMV(b *testing.B) {
 		b.Run(c.name, func(b *testing.B) {
 			bufs := &buffers{d: d, ctx: ctx}
 			defer bufs.free()
-			comp, _ := bufs.alloc(int64(c.e * c.k / 4 * c.n))
-			meta, _ := bufs.alloc(int64(c.e * c.k / 8 * c.n))
-			scales, _ := bufs.alloc(int64(c.e * c.k / 16 * c.n))
-			global, _ := bufs.alloc(int64(4 * c.e))
+			// weights allocates one set of comp, meta and scales for all
+			// c.e experts.
+			weights := func() (comp, meta, scales Buffer) {
+				comp, _ = bufs.alloc(int64(c.e * c.k / 4 * c.n))
+				meta, _ = bufs.alloc(int64(c.e * c.k / 8 * c.n))
+				scales, _ = bufs.alloc(int64(c.e * c.k / 16 * c.n))
+				for _, m := range []struct {
+					buf Buffer
+					v   byte
+				}{{comp, 0x21}, {meta, 0x44}, {scales, 0x38}} {
+					if err := d.Memset(ctx, m.buf, m.v); err != nil {
+						b.Fatal(err)
+					}
+				}
+				return comp, meta, scales
+			}
+			global, _ := bufs.zeros(int64(4 * c.e))
 			act, _ := bufs.alloc(int64(2 * c.a * c.k))
-			for _, m := range []struct {
-				buf Buffer
-				v   byte
-			}{{comp, 0x21}, {meta, 0x44}, {scales, 0x38}, {global, 0x00}, {act, 0x3C}} {
-				if err := d.Memset(ctx, m.buf, m.v); err != nil {
+			if err := d.Memset(ctx, act, 0x3C); err != nil {
+				b.Fatal(err)
+			}
+			// experts r: c.a experts spread over the c.e, shifted by r, so
+			// that sets 0 .. c.e/c.a - 1 are disjoint.
+			experts := func(r int) Buffer {
+				ex := make([]byte, 4*c.a)
+				for i := 0; i < c.a; i++ {
+					v := uint32((i*(c.e/c.a) + r) % c.e)
+					ex[4*i], ex[4*i+1], ex[4*i+2], ex[4*i+3] = byte(v), byte(v>>8), byte(v>>16), byte(v>>24)
+				}
+				buf, err := bufs.upload(ex)
+				if err != nil {
 					b.Fatal(err)
 				}
-			}
-			ex := make([]byte, 4*c.a)
-			for i := 0; i < c.a; i++ {
-				v := uint32(i * c.e / c.a)
-				ex[4*i], ex[4*i+1], ex[4*i+2], ex[4*i+3] = byte(v), byte(v>>8), byte(v>>16), byte(v>>24)
-			}
-			experts, err := bufs.upload(ex)
-			if err != nil {
-				b.Fatal(err)
+				return buf
 			}
 			kt := c.k / V7TileK
 			part, _ := bufs.alloc(int64(2 * c.a * kt * c.n))
 			y, _ := bufs.alloc(int64(2 * c.a * c.n))
 			gx := (c.n + 511) / 512
 			counters, _ := bufs.zeros(int64(4 * c.a * gx))
-			steps := []Step{
-				{Kernel: "sp24_gemv_v7", Grid: Dims{gx, (kt + V7TilesPerBlock - 1) / V7TilesPerBlock, c.a}, Block: Dims{V7Threads, 1, 1},
-					Args: []any{comp, meta, scales, global, act, uint64(c.k), experts, uint64(c.k), uint64(c.n), uint64(16), uint32(1),
-						uint64(V7ReduceWidth), part, counters, y}},
+			step := func(comp, meta, scales, ex Buffer) Step {
+				return Step{Kernel: "sp24_gemv_v7", Grid: Dims{gx, (kt + V7TilesPerBlock - 1) / V7TilesPerBlock, c.a}, Block: Dims{V7Threads, 1, 1},
+					Args: []any{comp, meta, scales, global, act, uint64(c.k), ex, uint64(c.k), uint64(c.n), uint64(16), uint32(1),
+						uint64(V7ReduceWidth), part, counters, y}}
 			}
 			read := float64(c.a * (c.k/4*c.n + c.k/8*c.n + c.k/16*c.n + 2*c.k))
 			partials := float64(2 * 2 * c.a * kt * c.n)
-			readBW := readGBps(b, d, int64(read+partials))
-			for i := 0; i < b.N; i++ {
-				ms, err := d.TimeSteps(ctx, 50, steps...)
-				if err != nil {
-					b.Fatal(err)
+			comp, meta, scales := weights()
+			b.Run("l2warm", func(b *testing.B) {
+				report(b, []Step{step(comp, meta, scales, experts(0))}, read+partials, readGBps(b, d, int64(read), 1))
+			})
+			b.Run("dram", func(b *testing.B) {
+				rot := rotation(read)
+				if c.e > 1 && rot > c.e/c.a {
+					rot = c.e / c.a
 				}
-				gbps := (read + partials) / (ms * 1e6)
-				b.ReportMetric(ms*1000, "us/op")
-				b.ReportMetric(gbps, "GB/s")
-				b.ReportMetric(gbps/copyBW, "x_copy")
-				b.ReportMetric(gbps/readBW, "x_read")
-			}
+				steps := make([]Step, rot)
+				for r := range steps {
+					cm, mt, sc := comp, meta, scales
+					if c.e == 1 && r > 0 {
+						cm, mt, sc = weights()
+					}
+					ex := experts(0)
+					if c.e > 1 {
+						ex = experts(r)
+					}
+					steps[r] = step(cm, mt, sc, ex)
+				}
+				report(b, steps, read+partials, readGBps(b, d, int64(read), rot))
+			})
 		})
 	}
 	b.Run("mxfp4_q8_1_k4096_n11776", func(b *testing.B) {
@@ -323,31 +385,36 @@ func BenchmarkGEMV(b *testing.B) {
 		nb := k / 32
 		bufs := &buffers{d: d, ctx: ctx}
 		defer bufs.free()
-		w, _ := bufs.alloc(int64(n * nb * 17))
+		weights := func() Buffer {
+			w, _ := bufs.alloc(int64(n * nb * 17))
+			if err := d.Memset(ctx, w, 0x7A); err != nil {
+				b.Fatal(err)
+			}
+			return w
+		}
 		act, _ := bufs.alloc(int64(nb * 36))
 		y, _ := bufs.alloc(4 * n)
-		if err := d.Memset(ctx, w, 0x7A); err != nil {
-			b.Fatal(err)
-		}
 		if err := d.Memset(ctx, act, 0x11); err != nil {
 			b.Fatal(err)
 		}
 		read := float64(n*nb*17 + nb*36)
-		readBW := readGBps(b, d, int64(read))
+		w0 := weights()
+		rot := rotation(read)
+		ws := []Buffer{w0}
+		for len(ws) < rot {
+			ws = append(ws, weights())
+		}
 		for _, rows := range []int{4, 8} {
-			b.Run(fmt.Sprintf("rows=%d", rows), func(b *testing.B) {
-				for i := 0; i < b.N; i++ {
-					ms, err := d.TimeSteps(ctx, 50, Step{Kernel: "gemv_mxfp4_q8_1", Grid: Dims{(n + rows - 1) / rows, 1, 1}, Block: Dims{MMVQThreads, 1, 1},
-						Args: []any{w, act, uint64(n), uint64(nb), uint32(1), uint32(rows), y}})
-					if err != nil {
-						b.Fatal(err)
-					}
-					gbps := read / (ms * 1e6)
-					b.ReportMetric(ms*1000, "us/op")
-					b.ReportMetric(gbps, "GB/s")
-					b.ReportMetric(gbps/copyBW, "x_copy")
-					b.ReportMetric(gbps/readBW, "x_read")
-				}
+			steps := make([]Step, rot)
+			for r := range steps {
+				steps[r] = Step{Kernel: "gemv_mxfp4_q8_1", Grid: Dims{(n + rows - 1) / rows, 1, 1}, Block: Dims{MMVQThreads, 1, 1},
+					Args: []any{ws[r], act, uint64(n), uint64(nb), uint32(1), uint32(rows), y}}
+			}
+			b.Run(fmt.Sprintf("rows=%d/l2warm", rows), func(b *testing.B) {
+				report(b, steps[:1], read, readGBps(b, d, int64(read), 1))
+			})
+			b.Run(fmt.Sprintf("rows=%d/dram", rows), func(b *testing.B) {
+				report(b, steps, read, readGBps(b, d, int64(read), rot))
 			})
 		}
 	})
