@@ -28,10 +28,10 @@ const (
 	MMVQThreads = 128
 	// MMVQRows is the rows each block of gemv_mxfp4_q8_1 computes (1 to
 	// its MMVQ_MAX_ROWS, 8); it shares the activation loads, and does not
-	// change any row's arithmetic. On an H100 (K=4096, N=11776) the
-	// kernel took 16.1-16.4 us with 8 rows, where the previous kernel
-	// took 17.1 us with 4; BenchmarkGEMV times 4 and 8.
-	MMVQRows = 8
+	// change any row's arithmetic. On an H100 (K=4096, N=11776) 4 rows
+	// took 18.8 us with the weights coming from DRAM, 8 rows 21.5 us
+	// (15.7 and 16.0 us L2-resident); BenchmarkGEMV times 4 and 8.
+	MMVQRows = 4
 	// MMVQGroupK is the elements per thread step (half a 32-block).
 	MMVQGroupK = 16
 )

@@ -36,17 +36,18 @@
 // by all the block's rows). The previous kernel split every word into its
 // low and high nibbles and looked those up 4 codes at a time (about 11
 // operations per 4 codes), for every row.
-// A block takes up to 8 rows (MMVQRows in schedule.go; 1472 blocks for
-// N = 11776, one wave on an H100), sharing the activation loads and the
-// per-block overhead; a thread issues the loads of all its rows for a
-// group before their arithmetic. Measured on an H100 (K = 4096, N =
-// 11776, fraction of a 1 GiB device-to-device copy's bandwidth): the
-// previous kernel with 4 rows 17.1 us (0.50), this one with 8 rows
-// 16.1-16.4 us (0.52-0.53), outputs bit-identical. Staging each block's
-// weight bytes in shared memory with cp.async (16-byte coalesced copies,
-// single or double buffered, 64 or 128 blocks per chunk) was measured
-// slower: 17.3-20.5 us. Batching the loads of several groups per thread
-// was measured slower too (registers).
+// A block takes up to 8 rows (MMVQRows in schedule.go: 4), sharing the
+// activation loads and the per-block overhead; a thread issues the loads
+// of all its rows for a group before their arithmetic, and the block asks
+// L2 for its whole row range at its start (mmvq_prefetch_l2). Measured on
+// an H100 (K = 4096, N = 11776; l2warm: the same weights every launch,
+// L2-resident; dram: weights rotated through 160 MB): the previous kernel
+// (4 rows, 4 codes per lookup) 17.1 us l2warm; this one 15.7 us l2warm and
+// 18.8 us dram with 4 rows (8 rows: 16.0 and 21.5 us), outputs
+// bit-identical. Measured slower and not kept: staging the block's or the
+// warp's weight bytes in shared memory with cp.async (17.3-21 us), issuing
+// every round's loads before any math (registers: 28.7 us dram), L2 size
+// hints on the loads, a persistent grid, register caps (spills).
 #include "common.cuh"
 #include <cuda_fp16.h>
 
@@ -128,6 +129,21 @@ __device__ __forceinline__ uint2 load8(const u8 *p) {
 
 // rows: 1..MMVQ_MAX_ROWS (larger values are capped: the block computes
 // its first MMVQ_MAX_ROWS rows only, so the Go side never passes more).
+// mmvq_prefetch_l2 asks L2 for every 128-byte line holding a byte of
+// w[start, end), the block's rows (contiguous), one prefetch per line
+// spread over the block's threads, each address inside the range. A
+// thread takes its groups round by round (t, t + 128, ...), and a round's
+// loads are issued only after the previous round's math; with the whole
+// row range requested from DRAM at the block's start, the later rounds
+// find their bytes in L2. Measured on an H100 (K=4096, N=11776, 4 rows
+// per block): weights from DRAM 21.0 -> 18.8 us, L2-resident 16.0 -> 15.7
+// us. (Issuing every round's loads before any math instead needs about 90
+// registers, halves the resident blocks and was slower: 28.7 us.)
+__device__ __forceinline__ void mmvq_prefetch_l2(const u8 *w, u64 start, u64 end) {
+  for (u64 o = (start & ~127ull) + 128ull * threadIdx.x; o < end; o += 128ull * blockDim.x)
+    asm volatile("prefetch.global.L2 [%0];" ::"l"(w + (o < start ? start : o)));
+}
+
 extern "C" __global__ void __launch_bounds__(128)
 gemv_mxfp4_q8_1(const u8 *__restrict__ w, const u8 *__restrict__ act, u64 N,
                 u64 nb, u32 fused, u32 rows, float *__restrict__ y) {
@@ -137,6 +153,7 @@ gemv_mxfp4_q8_1(const u8 *__restrict__ w, const u8 *__restrict__ act, u64 N,
   const u64 row0 = (u64)blockIdx.x * rows;
   if (row0 >= N) return;  // uniform over the block
   const u32 nrows = (N - row0) < (u64)rcap ? (u32)(N - row0) : rcap;
+  mmvq_prefetch_l2(w, row0 * nb * 17ull, (row0 + nrows) * nb * 17ull);
   float acc[MMVQ_MAX_ROWS];
 #pragma unroll
   for (int r = 0; r < MMVQ_MAX_ROWS; r++) acc[r] = 0.0f;

@@ -51,8 +51,7 @@
 // 12 -O2) the full run took 2 min 26 s (3 min 55 s CPU), about 15 s of
 // CPU per perturbation; the time scales down with more cores.
 //
-// Result (the run above; .exp/awq/verify.log had the same check-4 lines
-// from the experiment's verify.c):
+// Result (the run above):
 //   RN(1/7) bits = 3e124925
 //   scale mismatches: 0; max amax/s over normal s: 7.002921130 (must be < 7.5)
 //   s==0 mismatches: 0
