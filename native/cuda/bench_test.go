@@ -346,10 +346,10 @@ func BenchmarkGEMV(b *testing.B) {
 			kt := c.k / V7TileK
 			part, _ := bufs.alloc(int64(2 * c.a * kt * c.n))
 			y, _ := bufs.alloc(int64(2 * c.a * c.n))
-			gx := (c.n + 511) / 512
-			counters, _ := bufs.zeros(int64(4 * c.a * gx))
+			grid := v7Grid(c.n, c.k, c.a)
+			counters, _ := bufs.zeros(int64(4 * c.a * grid.X))
 			step := func(comp, meta, scales, ex Buffer) Step {
-				return Step{Kernel: "sp24_gemv_v7", Grid: Dims{gx, (kt + V7TilesPerBlock - 1) / V7TilesPerBlock, c.a}, Block: Dims{V7Threads, 1, 1},
+				return Step{Kernel: "sp24_gemv_v7", Grid: grid, Block: Dims{V7Threads, 1, 1},
 					Args: []any{comp, meta, scales, global, act, uint64(c.k), ex, uint64(c.k), uint64(c.n), uint64(16), uint32(1),
 						uint64(V7ReduceWidth), part, counters, y}}
 			}
@@ -398,11 +398,10 @@ func BenchmarkGEMV(b *testing.B) {
 			b.Fatal(err)
 		}
 		read := float64(n*nb*17 + nb*36)
-		w0 := weights()
 		rot := rotation(read)
-		ws := []Buffer{w0}
-		for len(ws) < rot {
-			ws = append(ws, weights())
+		ws := make([]Buffer, rot)
+		for r := range ws {
+			ws[r] = weights()
 		}
 		for _, rows := range []int{4, 8} {
 			steps := make([]Step, rot)

@@ -235,6 +235,14 @@ func mmvqConfig(p ops.Params) (bool, error) {
 	return false, fmt.Errorf("schedule %s is not one the mmvq kernel runs (it runs %s, %s)", want, MMVQSchedule(true), MMVQSchedule(false))
 }
 
+// v7Grid is sp24_gemv_v7's launch grid for n columns, K = k and a active
+// experts: 512 columns (V7Threads x 4) by V7TilesPerBlock consecutive
+// 64-K tiles per block; the partials stay one per tile ([A][K/64][N]).
+func v7Grid(n, k, a int) Dims {
+	kt := k / V7TileK
+	return Dims{(n + 511) / 512, (kt + V7TilesPerBlock - 1) / V7TilesPerBlock, a}
+}
+
 func runSparseGEMV(ctx context.Context, d *Device, k Kernel, p ops.Params, in ops.Tensors) (ops.Tensors, error) {
 	fused, width, err := v7Config(p)
 	if err != nil {
@@ -340,9 +348,7 @@ func runSparseGEMV(ctx context.Context, d *Device, k Kernel, p ops.Params, in op
 	if err != nil {
 		return nil, err
 	}
-	// V7TilesPerBlock consecutive 64-K tiles per block; the partials stay
-	// one per tile ([A][K/64][N]).
-	grid := Dims{(n + 511) / 512, (kt + V7TilesPerBlock - 1) / V7TilesPerBlock, a}
+	grid := v7Grid(n, kk, a)
 	counters, err := b.zeros(int64(4 * a * grid.X))
 	if err != nil {
 		return nil, err

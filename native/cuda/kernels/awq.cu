@@ -132,26 +132,19 @@
 #define AWQ_ROWS 16   // rows per lane held in registers (groups <= 128)
 #endif
 
-// Running max of |h| over packed fp16 pairs (1).
-__device__ __forceinline__ u32 awq_hmax(u32 m, u32 v) {
-  u32 a = v & 0x7FFF7FFFu;
-  __half2 hm = *reinterpret_cast<const __half2 *>(&m);
-  __half2 ha = *reinterpret_cast<const __half2 *>(&a);
-  __half2 hd = __hmax2_nan(hm, ha);
-  return *reinterpret_cast<const u32 *>(&hd);
-}
-// Max of two running maxima (both already |.|).
-__device__ __forceinline__ u32 awq_hmax_red(u32 m, u32 o) {
+// Packed fp16 max.NaN of two pairs of magnitudes (1).
+__device__ __forceinline__ u32 awq_hmax(u32 m, u32 o) {
   __half2 hm = *reinterpret_cast<const __half2 *>(&m);
   __half2 ho = *reinterpret_cast<const __half2 *>(&o);
   __half2 hd = __hmax2_nan(hm, ho);
   return *reinterpret_cast<const u32 *>(&hd);
 }
+// Running max of |h| over the 8 fp16 of v.
 __device__ __forceinline__ uint4 awq_absmax8(uint4 m, uint4 v) {
-  m.x = awq_hmax(m.x, v.x);
-  m.y = awq_hmax(m.y, v.y);
-  m.z = awq_hmax(m.z, v.z);
-  m.w = awq_hmax(m.w, v.w);
+  m.x = awq_hmax(m.x, v.x & 0x7FFF7FFFu);
+  m.y = awq_hmax(m.y, v.y & 0x7FFF7FFFu);
+  m.z = awq_hmax(m.z, v.z & 0x7FFF7FFFu);
+  m.w = awq_hmax(m.w, v.w & 0x7FFF7FFFu);
   return m;
 }
 
@@ -196,17 +189,19 @@ __device__ __forceinline__ u32 awq_pack(uint4 v, const float s[8], const float r
 }
 
 // Per (group, chunk) bookkeeping after the lane's max-abs m: the reduction
-// over the 8 lanes of the chunk, the bad flag, the scales (s, r, and their
-// fp16 bits sh; every lane computes its 8), the warp-uniform clamp
-// decision. Every lane of the warp must call it (shuffles and a vote).
-__device__ __forceinline__ void awq_finish(uint4 m, bool live, u32 slice, float s[8], float r[8], uint4 &sh,
-                                           bool &doit, bool &clamp, u32 *bad) {
+// over the 8 lanes of the chunk, the bad flag, the scales (s and r; every
+// lane computes its 8) and, by the chunk's slice-0 lane, the stored fp16
+// scales and qzeros at index sc; and the warp-uniform clamp decision.
+// Returns whether the lane quantizes (live and no Inf or NaN in the
+// group). Every lane of the warp must call it (shuffles and a vote).
+__device__ __forceinline__ bool awq_finish(uint4 m, bool live, u32 slice, float s[8], float r[8], bool &clamp,
+                                           u32 *bad, __half *scales, u32 *qzeros, u64 sc) {
 #pragma unroll
   for (int off = AWQ_CHUNKS; off < 32; off <<= 1) {
-    m.x = awq_hmax_red(m.x, __shfl_xor_sync(0xFFFFFFFFu, m.x, off));
-    m.y = awq_hmax_red(m.y, __shfl_xor_sync(0xFFFFFFFFu, m.y, off));
-    m.z = awq_hmax_red(m.z, __shfl_xor_sync(0xFFFFFFFFu, m.z, off));
-    m.w = awq_hmax_red(m.w, __shfl_xor_sync(0xFFFFFFFFu, m.w, off));
+    m.x = awq_hmax(m.x, __shfl_xor_sync(0xFFFFFFFFu, m.x, off));
+    m.y = awq_hmax(m.y, __shfl_xor_sync(0xFFFFFFFFu, m.y, off));
+    m.z = awq_hmax(m.z, __shfl_xor_sync(0xFFFFFFFFu, m.z, off));
+    m.w = awq_hmax(m.w, __shfl_xor_sync(0xFFFFFFFFu, m.w, off));
   }
   m.x &= 0x7FFF7FFFu;
   m.y &= 0x7FFF7FFFu;
@@ -235,9 +230,13 @@ __device__ __forceinline__ void awq_finish(uint4 m, bool live, u32 slice, float 
     r[2 * i + 1] = awq_rcp(sf.y);
     sub = sub || ((hb & 0xFFFFu) - 1u) < 0x3FFu || ((hb >> 16) - 1u) < 0x3FFu;
   }
-  sh = make_uint4(sw[0], sw[1], sw[2], sw[3]);
-  doit = live && !isbad;
+  bool doit = live && !isbad;
   clamp = __any_sync(0xFFFFFFFFu, doit && sub);
+  if (doit && slice == 0) {
+    reinterpret_cast<uint4 *>(scales)[sc] = make_uint4(sw[0], sw[1], sw[2], sw[3]);
+    qzeros[sc] = 0x88888888u;
+  }
+  return doit;
 }
 
 // Quantize the register tile's rows and store them.
@@ -268,8 +267,7 @@ awq_forge_pack(const uint4 *__restrict__ w, u64 ic, u64 oc, u64 group,
   u32 *qg = qweight + off;
   const u64 sc = g * chunks + chunk;  // the chunk's scales/qzeros index
   float s[8], r[8];
-  uint4 sh;
-  bool doit, clamp;
+  bool clamp;
   if (group <= (u64)AWQ_SLICES * AWQ_ROWS) {  // uniform over the grid
     uint4 v[AWQ_ROWS];
 #pragma unroll
@@ -280,12 +278,8 @@ awq_forge_pack(const uint4 *__restrict__ w, u64 ic, u64 oc, u64 group,
     uint4 m = make_uint4(0u, 0u, 0u, 0u);
 #pragma unroll
     for (int i = 0; i < AWQ_ROWS; i++) m = awq_absmax8(m, v[i]);
-    awq_finish(m, live, slice, s, r, sh, doit, clamp, bad);
-    if (!doit) return;  // the Go side rejects a bad input; nothing else is written
-    if (slice == 0) {
-      reinterpret_cast<uint4 *>(scales)[sc] = sh;
-      qzeros[sc] = 0x88888888u;
-    }
+    // A bad group: the Go side rejects the input; nothing else is written.
+    if (!awq_finish(m, live, slice, s, r, clamp, bad, scales, qzeros, sc)) return;
     if (clamp)
       awq_rows<true>(v, s, r, qg, chunks, slice, group);
     else
@@ -296,12 +290,7 @@ awq_forge_pack(const uint4 *__restrict__ w, u64 ic, u64 oc, u64 group,
 #pragma unroll 4
       for (u64 k = slice; k < group; k += AWQ_SLICES) m = awq_absmax8(m, __ldg(wg + k * chunks));
     }
-    awq_finish(m, live, slice, s, r, sh, doit, clamp, bad);
-    if (!doit) return;
-    if (slice == 0) {
-      reinterpret_cast<uint4 *>(scales)[sc] = sh;
-      qzeros[sc] = 0x88888888u;
-    }
+    if (!awq_finish(m, live, slice, s, r, clamp, bad, scales, qzeros, sc)) return;
     if (clamp) {
 #pragma unroll 4
       for (u64 k = slice; k < group; k += AWQ_SLICES)

@@ -14,6 +14,7 @@
 //           specification fixes (refimpl/ops fp8.decode documents the
 //           contract).
 #include "common.cuh"
+#include "fp8.cuh"
 
 __device__ __forceinline__ u32 e4m3x2(float hi, float lo) {
   u16 r;
@@ -64,30 +65,13 @@ FP8_RANGE(fp8_e5m2_satfinite, e5m2x2)
 FP8_TENSOR(fp8_e4m3_satfinite, e4m3x2)
 FP8_TENSOR(fp8_e5m2_satfinite, e5m2x2)
 
-__device__ __forceinline__ float f16_to_f32(u16 h) {
-  float f;
-  asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
-  return f;
-}
-
 // nan_canonical replaces a NaN result by 0x7fc00000 with the sign of code c.
 __device__ __forceinline__ float nan_canonical(float f, u8 c) {
   return f != f ? __uint_as_float(((u32)(c & 0x80u) << 24) | 0x7FC00000u) : f;
 }
 
-__device__ __forceinline__ float e4m3_decode(u8 c) {
-  u32 h2;
-  u16 c2 = c;
-  asm("cvt.rn.f16x2.e4m3x2 %0, %1;" : "=r"(h2) : "h"(c2));
-  return nan_canonical(f16_to_f32((u16)(h2 & 0xFFFFu)), c);
-}
-
-__device__ __forceinline__ float e5m2_decode(u8 c) {
-  u32 h2;
-  u16 c2 = c;
-  asm("cvt.rn.f16x2.e5m2x2 %0, %1;" : "=r"(h2) : "h"(c2));
-  return nan_canonical(f16_to_f32((u16)(h2 & 0xFFFFu)), c);
-}
+__device__ __forceinline__ float e4m3_decode(u8 c) { return nan_canonical(e4m3_hw_decode(c), c); }
+__device__ __forceinline__ float e5m2_decode(u8 c) { return nan_canonical(e5m2_hw_decode(c), c); }
 
 extern "C" __global__ void fp8_e4m3_decode(const u8 *__restrict__ in,
                                            float *__restrict__ out, u64 n) {

@@ -53,10 +53,16 @@
 
 #define MMVQ_MAX_ROWS 8
 
-// 2^(e-128) from bits: e >= 2 normal, e = 1, 0 subnormal; e = 0xFF NaN.
+// ggml's GGML_E8M0_TO_FP32_HALF: 2^(e-128) from bits (e >= 2 normal, e =
+// 1, 0 subnormal), with no NaN case: the block_mxfp4 quantizer's d.
+__device__ __forceinline__ float e8m0_half(u32 e) {
+  return __uint_as_float(e < 2u ? (0x00200000u << e) : ((e - 1u) << 23));
+}
+
+// The GEMV's block scale: e8m0_half, and e = 0xFF the NaN that E8M0
+// reserves it for.
 __device__ __forceinline__ float mmvq_e8m0_half(u32 e) {
-  u32 bits = e < 2u ? (0x00200000u << e) : ((e - 1u) << 23);
-  return __uint_as_float(e == 0xFFu ? 0x7FC00000u : bits);
+  return e == 0xFFu ? __uint_as_float(0x7FC00000u) : e8m0_half(e);
 }
 
 // mmvq_lut8: the 8 codes of q (nibble i = code i) to llama.cpp's
@@ -127,8 +133,6 @@ __device__ __forceinline__ uint2 load8(const u8 *p) {
   return make_uint2(__funnelshift_r(w0, w1, sh), __funnelshift_r(w1, w2, sh));
 }
 
-// rows: 1..MMVQ_MAX_ROWS (larger values are capped: the block computes
-// its first MMVQ_MAX_ROWS rows only, so the Go side never passes more).
 // mmvq_prefetch_l2 asks L2 for every 128-byte line holding a byte of
 // w[start, end), the block's rows (contiguous), one prefetch per line
 // spread over the block's threads, each address inside the range. A
@@ -144,6 +148,8 @@ __device__ __forceinline__ void mmvq_prefetch_l2(const u8 *w, u64 start, u64 end
     asm volatile("prefetch.global.L2 [%0];" ::"l"(w + (o < start ? start : o)));
 }
 
+// rows: 1..MMVQ_MAX_ROWS (larger values are capped: the block computes
+// its first MMVQ_MAX_ROWS rows only, so the Go side never passes more).
 extern "C" __global__ void __launch_bounds__(128)
 gemv_mxfp4_q8_1(const u8 *__restrict__ w, const u8 *__restrict__ act, u64 N,
                 u64 nb, u32 fused, u32 rows, float *__restrict__ y) {
@@ -287,7 +293,7 @@ extern "C" __global__ void ggml_mxfp4_quantize(const float *__restrict__ x, u64 
       if (a < (1u << 23)) ex = (31 - __clz(a)) - 149;  // subnormal
       e = (u32)(ex - 2 + 127) & 0xFFu;
     }
-    float d = e < 2 ? __uint_as_float(0x00200000u << e) : __uint_as_float((e - 1u) << 23);
+    float d = e8m0_half(e);
     u32 best = 0;
     float best_err = fabsf(__fsub_rn(__fmul_rn(c_kvalues_mxfp4_f[0], d), v));
 #pragma unroll

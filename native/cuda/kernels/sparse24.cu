@@ -59,6 +59,7 @@
 // byte of sp24t_pair (cuda-sp24-descending, which claims the transposed
 // kernel; compress4 now serves only the row-major one). Keep them in step.
 #include "common.cuh"
+#include "fp8.cuh"
 #include <cuda_fp16.h>
 
 // ---- compress ----
@@ -121,12 +122,21 @@ extern "C" __global__ void sp24_meta_table(u32 rule, u8 *__restrict__ table) {
 
 #define SP24_TABLE_BYTES 32768
 
-// Copies the meta table into shared memory (every thread of the block
-// takes part; callers __syncthreads() after).
-__device__ __forceinline__ void load_table(u8 *s_tab, const u8 *__restrict__ table) {
-  u32 nthreads = blockDim.x * blockDim.y, t = threadIdx.y * blockDim.x + threadIdx.x;
-  for (u32 i = t; i < SP24_TABLE_BYTES / 16; i += nthreads)
-    reinterpret_cast<uint4 *>(s_tab)[i] = reinterpret_cast<const uint4 *>(table)[i];
+// SP24_COMPRESS_THREADS is the block size of both compress kernels.
+#define SP24_COMPRESS_THREADS 256
+
+// Copies the meta table into shared memory: every thread of the block
+// (SP24_COMPRESS_THREADS of them, thread index tid) issues all its loads
+// before its first store, so a block does not wait out one load latency
+// per 16 bytes at its start. Callers __syncthreads() after.
+__device__ __forceinline__ void load_table(u8 *s_tab, const u8 *__restrict__ table, u32 tid) {
+  constexpr int PER = SP24_TABLE_BYTES / 16 / SP24_COMPRESS_THREADS;
+  uint4 t[PER];
+  const uint4 *src = reinterpret_cast<const uint4 *>(table);
+#pragma unroll
+  for (int k = 0; k < PER; k++) t[k] = src[tid + SP24_COMPRESS_THREADS * k];
+#pragma unroll
+  for (int k = 0; k < PER; k++) reinterpret_cast<uint4 *>(s_tab)[tid + SP24_COMPRESS_THREADS * k] = t[k];
 }
 
 // compress4 compresses the 2:4 group in the bytes of g (codes <= 0xF): the
@@ -158,12 +168,12 @@ __device__ __forceinline__ void compress8(uint2 v, const u8 *s_tab, u32 *bad, u3
 // the last few pairs, if the count is not a multiple of 4, go one by one.
 // The grid is a few blocks per SM (grid-stride), so that the table is
 // staged once per block.
-extern "C" __global__ void __launch_bounds__(256)
+extern "C" __global__ void __launch_bounds__(SP24_COMPRESS_THREADS)
 sp24_compress(const uint2 *__restrict__ codes, u64 E, u64 N, u64 K,
               const u8 *__restrict__ table, u8 *__restrict__ comp,
               u8 *__restrict__ meta, u32 *__restrict__ bad) {
   __shared__ __align__(16) u8 s_tab[SP24_TABLE_BYTES];
-  load_table(s_tab, table);
+  load_table(s_tab, table, threadIdx.x);
   __syncthreads();
   u64 T = E * N * (K / 8);
   GRID_STRIDE(i, T / 4) {
@@ -244,17 +254,6 @@ __device__ __forceinline__ u32 sp24t_pair(uint2 v, const u8 *s_tab, u32 *mb) {
   return (p & 0x0F0F0F0Fu) | ((p >> 4) & 0xF0F0F0F0u);
 }
 
-// Stages the 32 KB table (block of 256 threads), all loads first.
-__device__ __forceinline__ void sp24t_stage_table(u8 *s_tab, const u8 *__restrict__ table, u32 tid) {
-  const int PER = SP24_TABLE_BYTES / 16 / 256;
-  uint4 t[PER];
-  const uint4 *src = reinterpret_cast<const uint4 *>(table);
-#pragma unroll
-  for (int k = 0; k < PER; k++) t[k] = src[tid + 256 * k];
-#pragma unroll
-  for (int k = 0; k < PER; k++) reinterpret_cast<uint4 *>(s_tab)[tid + 256 * k] = t[k];
-}
-
 // Loads a thread's SP24T_NP pairs of tile (e, n0, p0): pair p0 + q, rows
 // n0 + rbase + 4H*i + j. Out-of-range slots (or !live) read as zero.
 __device__ __forceinline__ void sp24t_load(uint2 (&v)[SP24T_NP], const uint2 *__restrict__ codes, u64 N,
@@ -313,9 +312,9 @@ __device__ __forceinline__ void sp24t_store(u32 (*s)[SP24T_S], u8 *__restrict__ 
                                             u64 N, u64 K, u64 P, u32 e, u32 n0, u32 p0, u32 tid) {
   u64 prow = P - p0 < (u64)SP24T_PT ? P - p0 : (u64)SP24T_PT;
 #pragma unroll
-  for (int it = 0; it < (SP24T_TOTAL + 255) / 256; it++) {
-    u32 idx = tid + 256u * it;
-    if (SP24T_TOTAL % 256 != 0 && idx >= (u32)SP24T_TOTAL) break;
+  for (int it = 0; it < (SP24T_TOTAL + SP24_COMPRESS_THREADS - 1) / SP24_COMPRESS_THREADS; it++) {
+    u32 idx = tid + SP24_COMPRESS_THREADS * it;
+    if (SP24T_TOTAL % SP24_COMPRESS_THREADS != 0 && idx >= (u32)SP24T_TOTAL) break;
     u32 row = idx / SP24T_W, c = idx % SP24T_W;
     u32 kind = row / SP24T_PT, pr = row % SP24T_PT;
     u64 n = (u64)n0 + 4u * c;
@@ -344,7 +343,7 @@ __device__ __forceinline__ void sp24t_next(u32 &a, u32 &b, u32 &e, u32 A, u32 B,
   e += de + c;
 }
 
-extern "C" __global__ void __launch_bounds__(256, 4)
+extern "C" __global__ void __launch_bounds__(SP24_COMPRESS_THREADS, 4)
 sp24_compress_t(const uint2 *__restrict__ codes, u64 E, u64 N, u64 K,
                 const u8 *__restrict__ table, u8 *__restrict__ comp,
                 u8 *__restrict__ meta, u32 *__restrict__ bad) {
@@ -365,7 +364,7 @@ sp24_compress_t(const uint2 *__restrict__ codes, u64 E, u64 N, u64 K,
   bool live = (u64)e < E;
   uint2 cur[SP24T_NP];
   sp24t_load(cur, codes, N, P, live, e, b * SP24T_RT, a * SP24T_PT, rbase, q);
-  sp24t_stage_table(s_tab, table, tid);
+  load_table(s_tab, table, tid);
   __syncthreads();
   u32 buf = 0;
   while (live) {
@@ -401,26 +400,15 @@ extern "C" __global__ void sp24_transpose_u8(const u8 *__restrict__ in, u64 E,
 
 __constant__ float c_fp8_lut[256];
 
-// E4M3 code c (low byte) to float through the hardware decode, the
-// instruction fp8.cu certifies: cvt.rn.f16x2.e4m3x2, then the exact
-// f16 -> f32 widening.
-__device__ __forceinline__ float e4m3_decode(u32 c) {
-  u32 h2;
-  u16 c2 = (u16)c;
-  asm("cvt.rn.f16x2.e4m3x2 %0, %1;" : "=r"(h2) : "h"(c2));
-  float f;
-  asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"((u16)(h2 & 0xFFFFu)));
-  return f;
-}
-
-// Fills out[256] with the E4M3 values through e4m3_decode; mode 1 gives
+// Fills out[256] with the E4M3 values through e4m3_hw_decode (fp8.cuh, the
+// instruction fp8.cu certifies); mode 1 gives
 // the dgx-vllm host table, which reads 0x7F/0xFF as +-480 instead of NaN.
 // The Go side copies the result into c_fp8_lut. 0x7F/0xFF are the only
-// entries that differ from e4m3_decode, which sp24_gemv_v7 relies on.
+// entries that differ from e4m3_hw_decode, which sp24_gemv_v7 relies on.
 extern "C" __global__ void sp24_fill_lut(float *__restrict__ out, u32 mode) {
   u32 c = threadIdx.x;
   if (c >= 256) return;
-  float f = e4m3_decode(c);
+  float f = e4m3_hw_decode(c);
   if ((c & 0x7Fu) == 0x7Fu) f = mode == 1 ? ((c & 0x80u) ? -480.0f : 480.0f)
                                           : __uint_as_float(((c & 0x80u) << 24) | 0x7FC00000u);
   out[c] = f;
@@ -618,7 +606,7 @@ __device__ __forceinline__ void v7_body(float *sh_tab, float *sh_sc, u32 *sh_fla
   // entries sp24_fill_lut overrides come from c_fp8_lut (uniform reads).
   const float g = global[e];
   const float l7f = c_fp8_lut[0x7F], lff = c_fp8_lut[0xFF];
-  float f0 = e4m3_decode(tid), f1 = e4m3_decode(tid + 128u);
+  float f0 = e4m3_hw_decode(tid), f1 = e4m3_hw_decode(tid + 128u);
   if (tid == 0x7Fu) {
     f0 = l7f;
     f1 = lff;
