@@ -305,80 +305,9 @@ func BenchmarkGEMV(b *testing.B) {
 		e, a, k, n int
 	}
 	for _, c := range []sparseCase{{"sparse_fp4_moe_10of512_k2048_n512", 512, 10, 2048, 512}, {"sparse_fp4_k4096_n11776", 1, 1, 4096, 11776}} {
-		b.Run(c.name, func(b *testing.B) {
-			bufs := &buffers{d: d, ctx: ctx}
-			defer bufs.free()
-			// weights allocates one set of comp, meta and scales for all
-			// c.e experts.
-			weights := func() (comp, meta, scales Buffer) {
-				comp, _ = bufs.alloc(int64(c.e * c.k / 4 * c.n))
-				meta, _ = bufs.alloc(int64(c.e * c.k / 8 * c.n))
-				scales, _ = bufs.alloc(int64(c.e * c.k / 16 * c.n))
-				for _, m := range []struct {
-					buf Buffer
-					v   byte
-				}{{comp, 0x21}, {meta, 0x44}, {scales, 0x38}} {
-					if err := d.Memset(ctx, m.buf, m.v); err != nil {
-						b.Fatal(err)
-					}
-				}
-				return comp, meta, scales
-			}
-			global, _ := bufs.zeros(int64(4 * c.e))
-			act, _ := bufs.alloc(int64(2 * c.a * c.k))
-			if err := d.Memset(ctx, act, 0x3C); err != nil {
-				b.Fatal(err)
-			}
-			// experts r: c.a experts spread over the c.e, shifted by r, so
-			// that sets 0 .. c.e/c.a - 1 are disjoint.
-			experts := func(r int) Buffer {
-				ex := make([]byte, 4*c.a)
-				for i := 0; i < c.a; i++ {
-					v := uint32((i*(c.e/c.a) + r) % c.e)
-					ex[4*i], ex[4*i+1], ex[4*i+2], ex[4*i+3] = byte(v), byte(v>>8), byte(v>>16), byte(v>>24)
-				}
-				buf, err := bufs.upload(ex)
-				if err != nil {
-					b.Fatal(err)
-				}
-				return buf
-			}
-			kt := c.k / V7TileK
-			part, _ := bufs.alloc(int64(2 * c.a * kt * c.n))
-			y, _ := bufs.alloc(int64(2 * c.a * c.n))
-			grid := v7Grid(c.n, c.k, c.a)
-			counters, _ := bufs.zeros(int64(4 * c.a * grid.X))
-			step := func(comp, meta, scales, ex Buffer) Step {
-				return Step{Kernel: "sp24_gemv_v7", Grid: grid, Block: Dims{V7Threads, 1, 1},
-					Args: []any{comp, meta, scales, global, act, uint64(c.k), ex, uint64(c.k), uint64(c.n), uint64(16), uint32(1),
-						uint64(V7ReduceWidth), part, counters, y}}
-			}
-			read := float64(c.a * (c.k/4*c.n + c.k/8*c.n + c.k/16*c.n + 2*c.k))
-			partials := float64(2 * 2 * c.a * kt * c.n)
-			comp, meta, scales := weights()
-			b.Run("l2warm", func(b *testing.B) {
-				report(b, []Step{step(comp, meta, scales, experts(0))}, read+partials, readGBps(b, d, int64(read), 1))
-			})
-			b.Run("dram", func(b *testing.B) {
-				rot := rotation(read)
-				if c.e > 1 && rot > c.e/c.a {
-					rot = c.e / c.a
-				}
-				steps := make([]Step, rot)
-				for r := range steps {
-					cm, mt, sc := comp, meta, scales
-					if c.e == 1 && r > 0 {
-						cm, mt, sc = weights()
-					}
-					ex := experts(0)
-					if c.e > 1 {
-						ex = experts(r)
-					}
-					steps[r] = step(cm, mt, sc, ex)
-				}
-				report(b, steps, read+partials, readGBps(b, d, int64(read), rot))
-			})
-		})
+		for _, data := range []string{"const", "random"} {
+			b.Run(c.name+"/"+data, func(b *testing.B) { benchSparseGEMV(b, d, c.e, c.a, c.k, c.n, data == "random", report) })
+		}
 	}
 	b.Run("mxfp4_q8_1_k4096_n11776", func(b *testing.B) {
 		const k, n = 4096, 11776
@@ -403,7 +332,7 @@ func BenchmarkGEMV(b *testing.B) {
 		for r := range ws {
 			ws[r] = weights()
 		}
-		for _, rows := range []int{4, 8} {
+		for _, rows := range []int{2, 4} {
 			steps := make([]Step, rot)
 			for r := range steps {
 				steps[r] = Step{Kernel: "gemv_mxfp4_q8_1", Grid: Dims{(n + rows - 1) / rows, 1, 1}, Block: Dims{MMVQThreads, 1, 1},
@@ -416,5 +345,103 @@ func BenchmarkGEMV(b *testing.B) {
 				report(b, steps, read, readGBps(b, d, int64(read), rot))
 			})
 		}
+	})
+}
+
+// sparseBenchBytes is the pattern BenchmarkGEMV's "random" sparse cases
+// upload: xorshift bytes, so that the 32 lanes of a warp look up
+// different table entries (bank conflicts) as with real weights; the
+// "const" cases memset every byte alike, so every lookup is a broadcast.
+func sparseBenchBytes(n int, seed uint64) []byte {
+	out := make([]byte, n)
+	x := seed | 1
+	for i := range out {
+		x ^= x << 13
+		x ^= x >> 7
+		x ^= x << 17
+		out[i] = byte(x >> 32)
+	}
+	return out
+}
+
+// benchSparseGEMV times sp24_gemv_v7 on e experts of k x n, na active, in
+// the l2warm and dram modes, with constant or random weight bytes.
+func benchSparseGEMV(b *testing.B, d *Device, e, na, k, n int, random bool, report func(*testing.B, []Step, float64, float64)) {
+	ctx := context.Background()
+	bufs := &buffers{d: d, ctx: ctx}
+	defer bufs.free()
+	// weights allocates one set of comp, meta and scales for all e experts,
+	// memset or random (sparseBenchBytes).
+	weights := func() (comp, meta, scales Buffer) {
+		var out [3]Buffer
+		for i, m := range []struct {
+			n int
+			v byte
+		}{{e * k / 4 * n, 0x21}, {e * k / 8 * n, 0x44}, {e * k / 16 * n, 0x38}} {
+			var err error
+			if random {
+				out[i], err = bufs.upload(sparseBenchBytes(m.n, uint64(i+1)*0x9E3779B97F4A7C15))
+			} else if out[i], err = bufs.alloc(int64(m.n)); err == nil {
+				err = d.Memset(ctx, out[i], m.v)
+			}
+			if err != nil {
+				b.Fatal(err)
+			}
+		}
+		return out[0], out[1], out[2]
+	}
+	global, _ := bufs.zeros(int64(4 * e))
+	act, _ := bufs.alloc(int64(2 * na * k))
+	if err := d.Memset(ctx, act, 0x3C); err != nil {
+		b.Fatal(err)
+	}
+	// experts r: na experts spread over the e, shifted by r, so
+	// that sets 0 .. e/na - 1 are disjoint.
+	experts := func(r int) Buffer {
+		ex := make([]byte, 4*na)
+		for i := 0; i < na; i++ {
+			v := uint32((i*(e/na) + r) % e)
+			ex[4*i], ex[4*i+1], ex[4*i+2], ex[4*i+3] = byte(v), byte(v>>8), byte(v>>16), byte(v>>24)
+		}
+		buf, err := bufs.upload(ex)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return buf
+	}
+	kt := k / V7TileK
+	part, _ := bufs.alloc(int64(2 * na * kt * n))
+	y, _ := bufs.alloc(int64(2 * na * n))
+	grid := v7Grid(n, k, na)
+	counters, _ := bufs.zeros(int64(4 * na * grid.X))
+	step := func(comp, meta, scales, ex Buffer) Step {
+		return Step{Kernel: "sp24_gemv_v7", Grid: grid, Block: Dims{V7Threads, 1, 1},
+			Args: []any{comp, meta, scales, global, act, uint64(k), ex, uint64(k), uint64(n), uint64(16), uint32(1),
+				uint64(V7ReduceWidth), part, counters, y}}
+	}
+	read := float64(na * (k/4*n + k/8*n + k/16*n + 2*k))
+	partials := float64(2 * 2 * na * kt * n)
+	comp, meta, scales := weights()
+	b.Run("l2warm", func(b *testing.B) {
+		report(b, []Step{step(comp, meta, scales, experts(0))}, read+partials, readGBps(b, d, int64(read), 1))
+	})
+	b.Run("dram", func(b *testing.B) {
+		rot := rotation(read)
+		if e > 1 && rot > e/na {
+			rot = e / na
+		}
+		steps := make([]Step, rot)
+		for r := range steps {
+			cm, mt, sc := comp, meta, scales
+			if e == 1 && r > 0 {
+				cm, mt, sc = weights()
+			}
+			ex := experts(0)
+			if e > 1 {
+				ex = experts(r)
+			}
+			steps[r] = step(cm, mt, sc, ex)
+		}
+		report(b, steps, read+partials, readGBps(b, d, int64(read), rot))
 	})
 }

@@ -23,14 +23,16 @@ const (
 	// partial reduction in sp24_gemv_v7's default (torch .sum-like)
 	// configuration.
 	V7ReduceWidth = 4
-	// MMVQThreads is the block size of gemv_mxfp4_q8_1: 4 warps, each
-	// thread one half-block (16 elements) at a time.
+	// MMVQThreads is the block size of gemv_mxfp4_q8_1 and the lanes of
+	// its schedule: 128 lanes, lane t taking half-blocks t, t+128, ...
+	// (the kernel runs lanes 2u and 2u+1 on one thread).
 	MMVQThreads = 128
 	// MMVQRows is the rows each block of gemv_mxfp4_q8_1 computes (1 to
-	// its MMVQ_MAX_ROWS, 8); it shares the activation loads, and does not
-	// change any row's arithmetic. On an H100 (K=4096, N=11776) 4 rows
-	// took 18.8 us with the weights coming from DRAM, 8 rows 21.5 us
-	// (15.7 and 16.0 us L2-resident); BenchmarkGEMV times 4 and 8.
+	// its MMVQ_MAX_ROWS, 4: two row slots of 64 threads, two rows each);
+	// it shares the staged activations and does not change any row's
+	// arithmetic. On an H100 (K=4096, N=11776) 4 rows took 14.2 us with
+	// the weights coming from DRAM and 12.4 us L2-resident; 2 rows 17.1
+	// and 16.2 us (BenchmarkGEMV times both).
 	MMVQRows = 4
 	// MMVQGroupK is the elements per thread step (half a 32-block).
 	MMVQGroupK = 16

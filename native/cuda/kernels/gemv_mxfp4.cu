@@ -9,49 +9,57 @@
 // element j, high nibble = element j+16). act: K/32 block_q8_1 (36 bytes:
 // fp16 d, fp16 s, int8 qs[32]).
 //
-// Float schedule. One block of 128 threads (4 warps) per `rows`
-// consecutive rows (1..MMVQ_MAX_ROWS), grid ceil(N/rows); every row is
-// computed the same way. Half-block h of block b is group g = 2b + h (qs
-// bytes 8h..8h+7 with both nibbles: elements 8h..8h+7 and 8h+16..8h+23);
-// thread t takes groups t, t+128, ... in order:
-//   sumi = Σ kvalues[code] * q8   (four __dp4a per group: exact int32, so
-//          any order of the 16 products gives the same value)
+// Float schedule (llama.cpp's, declared as gemv.MMVQ). `rows` consecutive
+// rows per block of 128 threads (1..MMVQ_MAX_ROWS), grid ceil(N/rows);
+// every row is computed the same way. Half-block h of block b is group
+// g = 2b + h (qs bytes 8h..8h+7 with both nibbles: elements 8h..8h+7 and
+// 8h+16..8h+23); lane t (0..127) takes groups t, t+128, ... in order:
+//   sumi = Σ kvalues[code] * q8   (__dp4a: exact int32, so any order of
+//          the 16 products gives the same value)
 //   d    = __fmul_rn(2^(e-128), d8)  (E8M0(e) * 0.5 exact; e = 0xFF NaN)
 //   acc  = __fmaf_rn(d, (float)sumi, acc)   (fused; else mul then add)
-// then, per row, the lane values of warps 0, 1, 2, 3 are added in that
-// order (__fadd_rn) and the sum is reduced with __shfl_xor_sync at offsets
-// 16, 8, 4, 2, 1. Warp w reduces row w, and with more than 4 rows also row
-// w + 4 (each in exactly that order), so the rows' reductions run side by
-// side.
+// then, per row, the values of lanes 32w + i for w = 0, 1, 2, 3 are added
+// in that order (__fadd_rn) and the sum is reduced with __shfl_xor_sync
+// at offsets 16, 8, 4, 2, 1. Warp w reduces row w.
 //
-// Speed (the float schedule above is unaffected): a 17-byte block puts the
-// 8 qs bytes of a group at any alignment, so they are assembled from
-// aligned 32-bit loads with __funnelshift_r rather than byte loads. The
-// code -> int8 lookup has llama.cpp's get_int_from_table_16 shape: the 8
-// codes of a qs word take 6 __byte_perm (the table lives in the
-// immediates; indexed constant-memory loads serialise when the lanes of a
-// warp read different entries), which yields the int8 values in the
-// word's nibble order (elements j, j+16, j+1, j+17, ...); the group's
-// activation bytes are permuted once to that order (4 __byte_perm, shared
-// by all the block's rows). The previous kernel split every word into its
-// low and high nibbles and looked those up 4 codes at a time (about 11
-// operations per 4 codes), for every row.
-// A block takes up to 8 rows (MMVQRows in schedule.go: 4), sharing the
-// activation loads and the per-block overhead; a thread issues the loads
-// of all its rows for a group before their arithmetic, and the block asks
-// L2 for its whole row range at its start (mmvq_prefetch_l2). Measured on
-// an H100 (K = 4096, N = 11776; l2warm: the same weights every launch,
-// L2-resident; dram: weights rotated through 160 MB): the previous kernel
-// (4 rows, 4 codes per lookup) 17.1 us l2warm; this one 15.7 us l2warm and
-// 18.8 us dram with 4 rows (8 rows: 16.0 and 21.5 us), outputs
-// bit-identical. Measured slower and not kept: staging the block's or the
-// warp's weight bytes in shared memory with cp.async (17.3-21 us), issuing
-// every round's loads before any math (registers: 28.7 us dram), L2 size
-// hints on the loads, a persistent grid, register caps (spills).
+// Which thread runs a lane's chain is free (only the chains and the
+// reduction order are declared), and this kernel uses that:
+//  - Lanes 2u and 2u+1 take the two halves of the same block b in every
+//    round (groups 2b, 2b+1 with b = u, u+64, ...), so one thread u (0..63)
+//    runs both chains: it loads the block's 17 bytes once, as 5 aligned
+//    words (each holds a byte of the block), takes e with one __byte_perm
+//    and the 4 qs words with funnel shifts (the byte offset of block
+//    u + 64i in its word does not change with i: 64 blocks are 1088 = 4 *
+//    272 bytes), and computes d once for both halves (they share e and
+//    the q8_1 block). 64 threads cover a row; the 128 threads are two row
+//    slots (threads 0-63: rows 0 and 2, threads 64-127: rows 1 and 3).
+//  - The block stages its activations in shared memory once per 128
+//    q8_1 blocks, already permuted to the lookup's byte order, so a
+//    thread's round reads them with 3 16-byte shared loads instead of 9
+//    scattered global loads and 8 __byte_perm.
+//  - The code -> int8 lookup is two PRMT per 4 codes using PRMT's
+//    sign-replicate selector bit (mmvq_dot8), and (float)sumi comes from
+//    a __dp4a chain started at the float bits of 1.5 * 2^23 and one exact
+//    subtraction (mmvq_sumf) instead of an int-to-float conversion.
+//  - The block asks L2 for its whole row range at its start
+//    (mmvq_prefetch_l2), and a round's weight loads are issued before the
+//    previous round's arithmetic.
+// Measured on an H100 (K = 4096, N = 11776, 4 rows per block; l2warm: the
+// same weights every launch, L2-resident; dram: weights rotated through
+// 160 MB; standalone harness, random and constant data, all outputs
+// bit-identical to the previous kernel at rows 1-4, fused and unfused, on
+// 27 shapes): the previous kernel (a thread per group, llama.cpp's
+// get_int_from_table_16 lookup, activations from global memory) 15.4 us
+// l2warm and 18.6 us dram; this one 12.4 and 14.2 us. Each of the three
+// changes alone, with the others as before: 14.7 / 16.2 us (a thread per
+// block), 12.6 / 17.1 us (the lookup). Also measured: 8 rows per block
+// (12.0 / 15.5 us), 64-thread blocks (12.6 / 15.7 us), 64-bit weight loads
+// (same), a 40-register cap for 12 blocks per SM (17.2 / 20.5 us).
+// Measured slower earlier and not kept: staging the weight bytes in shared
+// memory with cp.async, issuing every round's loads before any math, L2
+// size hints, a persistent grid.
 #include "common.cuh"
 #include <cuda_fp16.h>
-
-#define MMVQ_MAX_ROWS 8
 
 // ggml's GGML_E8M0_TO_FP32_HALF: 2^(e-128) from bits (e >= 2 normal, e =
 // 1, 0 subnormal), with no NaN case: the block_mxfp4 quantizer's d.
@@ -65,87 +73,98 @@ __device__ __forceinline__ float mmvq_e8m0_half(u32 e) {
   return e == 0xFFu ? __uint_as_float(0x7FC00000u) : e8m0_half(e);
 }
 
-// mmvq_lut8: the 8 codes of q (nibble i = code i) to llama.cpp's
-// kvalues_mxfp4 {0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12}
-// as int8: x = values of nibbles 0..3 (bytes 0..3), y = nibbles 4..7.
-// __byte_perm picks byte (selector & 7) of {hi, lo}: the magnitude and
-// negated tables are looked up with the codes masked to 3 bits, and the
-// sign (code bit 3, moved to selector bit 2) picks the negated byte
-// through the third __byte_perm.
-__device__ __forceinline__ void mmvq_lut8(u32 q, u32 &x, u32 &y) {
-  const u32 qm = q & 0x77777777u;
-  const u32 sel = ((q >> 1) & 0x44444444u) | 0x32103210u;
-  const u32 lo0 = __byte_perm(0x03020100u, 0x0C080604u, qm);
-  const u32 hi0 = __byte_perm(0xFDFEFF00u, 0xF4F8FAFCu, qm);
-  const u32 lo1 = __byte_perm(0x03020100u, 0x0C080604u, qm >> 16);
-  const u32 hi1 = __byte_perm(0xFDFEFF00u, 0xF4F8FAFCu, qm >> 16);
-  x = __byte_perm(lo0, hi0, sel);
-  y = __byte_perm(lo1, hi1, sel >> 16);
+#define MMVQ_MAX_ROWS 4        // rows per block at most: 2 row slots x 2 rows per thread
+#define MMVQ_ACT_CHUNK 128u    // q8_1 blocks of activations staged at a time (a multiple of 64)
+
+// prmt is PTX prmt.b32 with all four bits of each selector nibble: bit 3
+// replicates the sign bit of the byte bits 0-2 pick. (__byte_perm is
+// documented on the low three bits only.)
+__device__ __forceinline__ u32 prmt(u32 a, u32 b, u32 sel) {
+  u32 d;
+  asm("prmt.b32 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(sel));
+  return d;
 }
 
-// Activations of group (b, h), bytes permuted to the lookup's order: for a
-// qs word whose nibbles are elements (j, j+16, j+1, j+17, j+2, ...), A0/A1
-// pair with word 0 (elements 8h..8h+3 and +16), A2/A3 with word 1.
-struct MmvqAct {
-  u32 A0, A1, A2, A3;
-  float d8;
-};
-
-__device__ __forceinline__ MmvqAct mmvq_act(const u8 *__restrict__ act, u64 b, u32 h) {
-  const int *q8 = reinterpret_cast<const int *>(act + b * 36 + 4 + 8 * h);
-  const u32 a0 = (u32)__ldg(q8), a1 = (u32)__ldg(q8 + 4), a2 = (u32)__ldg(q8 + 1), a3 = (u32)__ldg(q8 + 5);
-  MmvqAct r;
-  r.A0 = __byte_perm(a0, a1, 0x5140u);
-  r.A1 = __byte_perm(a0, a1, 0x7362u);
-  r.A2 = __byte_perm(a2, a3, 0x5140u);
-  r.A3 = __byte_perm(a2, a3, 0x7362u);
-  r.d8 = __half2float(__ldg(reinterpret_cast<const __half *>(act + b * 36)));
-  return r;
+// mmvq_dot8 returns s + Σ kvalues_mxfp4[code] * act over the 8 codes of q
+// (nibble i = code i; alo pairs with nibbles 0..3, ahi with 4..7, each
+// byte the activation of that nibble's element). kvalues[c] = T[c] +
+// U[c ^ 8] for every code c:
+//   T = {0, 2, 3, 4, 5, 7, 9, 13} is looked up by c; for c >= 8 (selector
+//       bit 3) it yields the sign of a positive byte, 0;
+//   U = {0, -1, -2, -3, -4, -6, -8, -12} is looked up by c ^ 8: U[c - 8]
+//       = kvalues[c] for c >= 8; for c < 8 it yields the sign of U[c],
+//       0 for c = 0 and -1 for c = 1..7, where T[c] = kvalues[c] + 1.
+// Two __dp4a per 4 codes (FMA pipe) and two PRMT, where llama.cpp's
+// get_int_from_table_16 shape takes one __dp4a and three PRMT plus the
+// selector arithmetic (ALU pipe, half rate).
+__device__ __forceinline__ int mmvq_dot8(u32 q, u32 alo, u32 ahi, int s) {
+  const u32 x = q ^ 0x88888888u;
+  s = __dp4a((int)prmt(0x04030200u, 0x0D090705u, q), (int)alo, s);
+  s = __dp4a((int)prmt(0xFDFEFF00u, 0xF4F8FAFCu, x), (int)alo, s);
+  s = __dp4a((int)prmt(0x04030200u, 0x0D090705u, q >> 16), (int)ahi, s);
+  return __dp4a((int)prmt(0xFDFEFF00u, 0xF4F8FAFCu, x >> 16), (int)ahi, s);
 }
 
-// Exact int32 dot product of the 16 codes of q (8 qs bytes) with the
-// group's q8 values.
-__device__ __forceinline__ int mmvq_sumi(uint2 q, const MmvqAct &a) {
-  u32 x0, y0, x1, y1;
-  mmvq_lut8(q.x, x0, y0);
-  mmvq_lut8(q.y, x1, y1);
-  int s = __dp4a((int)x0, (int)a.A0, 0);
-  s = __dp4a((int)y0, (int)a.A1, s);
-  s = __dp4a((int)x1, (int)a.A2, s);
-  return __dp4a((int)y1, (int)a.A3, s);
+// mmvq_sumf is (float)sumi for the 16 codes of qs words q0, q1 and the
+// group's permuted activations a (A0..A3). The __dp4a chain starts at
+// 0x4B400000, the bits of 1.5 * 2^23, so with |sumi| <= 16 * 12 * 128 <
+// 2^22 the chain's int32 is the float 1.5 * 2^23 + sumi, exactly; one
+// exact subtraction gives the same float as the int-to-float conversion
+// (+0 for sumi = 0).
+__device__ __forceinline__ float mmvq_sumf(u32 q0, u32 q1, uint4 a) {
+  int s = mmvq_dot8(q0, a.x, a.y, 0x4B400000);
+  s = mmvq_dot8(q1, a.z, a.w, s);
+  return __fsub_rn(__int_as_float(s), 12582912.0f);
 }
 
-// One group's step of a row's accumulator (the declared schedule).
-__device__ __forceinline__ float mmvq_step(float acc, int sumi, u32 e, float d8, u32 fused) {
-  const float d = __fmul_rn(mmvq_e8m0_half(e), d8);
-  return fused ? __fmaf_rn(d, (float)sumi, acc) : __fadd_rn(__fmul_rn(d, (float)sumi), acc);
+// One group's step of a lane's accumulator (the declared schedule).
+__device__ __forceinline__ float mmvq_acc(float acc, float d, float sumf, u32 fused) {
+  return fused ? __fmaf_rn(d, sumf, acc) : __fadd_rn(__fmul_rn(d, sumf), acc);
 }
 
-// load8 reads the 8 bytes at p (any alignment) as two little-endian words
-// from aligned loads. The third aligned word is read only when p is
-// unaligned, and then it holds a byte of the 8, so no load leaves the
-// 8-byte range's aligned cover.
-__device__ __forceinline__ uint2 load8(const u8 *p) {
-  unsigned long long a = (unsigned long long)p;
-  const u32 *w = reinterpret_cast<const u32 *>(a & ~3ull);
-  u32 sh = (u32)(a & 3u) * 8u;
-  u32 w0 = __ldg(w), w1 = __ldg(w + 1), w2 = sh ? __ldg(w + 2) : 0u;
-  return make_uint2(__funnelshift_r(w0, w1, sh), __funnelshift_r(w1, w2, sh));
+// mmvq_stage_act writes q8_1 blocks c0 .. c0+cn-1 of act into sa, 3 uint4
+// per block: half 0's A0..A3, half 1's A0..A3, d8 (as float bits). A
+// group's activation bytes are permuted to the lookup's nibble order:
+// for a qs word whose nibbles are elements (j, j+16, j+1, j+17, ...),
+// A0/A1 pair with the half's word 0 (elements 8h..8h+3 and +16), A2/A3
+// with word 1.
+__device__ __forceinline__ void mmvq_stage_act(const u8 *__restrict__ act, u64 c0, u32 cn, uint4 *sa) {
+  for (u32 k = threadIdx.x; k < cn; k += blockDim.x) {
+    const u32 *ap = reinterpret_cast<const u32 *>(act + (c0 + k) * 36ull);
+    u32 q[8];
+#pragma unroll
+    for (int m = 0; m < 8; m++) q[m] = __ldg(ap + 1 + m);
+    sa[3 * k + 0] = make_uint4(__byte_perm(q[0], q[4], 0x5140u), __byte_perm(q[0], q[4], 0x7362u),
+                               __byte_perm(q[1], q[5], 0x5140u), __byte_perm(q[1], q[5], 0x7362u));
+    sa[3 * k + 1] = make_uint4(__byte_perm(q[2], q[6], 0x5140u), __byte_perm(q[2], q[6], 0x7362u),
+                               __byte_perm(q[3], q[7], 0x5140u), __byte_perm(q[3], q[7], 0x7362u));
+    const float d8 = __half2float(__ushort_as_half((u16)(__ldg(ap) & 0xFFFFu)));
+    sa[3 * k + 2] = make_uint4(__float_as_uint(d8), 0u, 0u, 0u);
+  }
 }
 
 // mmvq_prefetch_l2 asks L2 for every 128-byte line holding a byte of
 // w[start, end), the block's rows (contiguous), one prefetch per line
-// spread over the block's threads, each address inside the range. A
-// thread takes its groups round by round (t, t + 128, ...), and a round's
-// loads are issued only after the previous round's math; with the whole
-// row range requested from DRAM at the block's start, the later rounds
-// find their bytes in L2. Measured on an H100 (K=4096, N=11776, 4 rows
-// per block): weights from DRAM 21.0 -> 18.8 us, L2-resident 16.0 -> 15.7
-// us. (Issuing every round's loads before any math instead needs about 90
-// registers, halves the resident blocks and was slower: 28.7 us.)
+// spread over the block's threads, each address inside the range, so that
+// the later rounds' loads find their bytes in L2. (Measured on the
+// previous kernel: weights from DRAM 21.0 -> 18.8 us.)
 __device__ __forceinline__ void mmvq_prefetch_l2(const u8 *w, u64 start, u64 end) {
   for (u64 o = (start & ~127ull) + 128ull * threadIdx.x; o < end; o += 128ull * blockDim.x)
     asm volatile("prefetch.global.L2 [%0];" ::"l"(w + (o < start ? start : o)));
+}
+
+// mmvq_load reads, for each of the thread's rows j < nv, the 5 aligned
+// words holding block b of the row: base[j] is the aligned word of block
+// u, off = (b - u) * 17 (a multiple of 4).
+__device__ __forceinline__ void mmvq_load(const u8 *const (&base)[2], u32 nv, u64 off, u32 (&W)[2][5]) {
+#pragma unroll
+  for (int j = 0; j < 2; j++) {
+    if ((u32)j < nv) {
+      const u32 *q = reinterpret_cast<const u32 *>(base[j] + off);
+#pragma unroll
+      for (int i = 0; i < 5; i++) W[j][i] = __ldg(q + i);
+    }
+  }
 }
 
 // rows: 1..MMVQ_MAX_ROWS (larger values are capped: the block computes
@@ -153,53 +172,73 @@ __device__ __forceinline__ void mmvq_prefetch_l2(const u8 *w, u64 start, u64 end
 extern "C" __global__ void __launch_bounds__(128)
 gemv_mxfp4_q8_1(const u8 *__restrict__ w, const u8 *__restrict__ act, u64 N,
                 u64 nb, u32 fused, u32 rows, float *__restrict__ y) {
-  __shared__ float sh[MMVQ_MAX_ROWS * 4 * 32];
-  const u32 t = threadIdx.x;
+  __shared__ __align__(16) float sh[MMVQ_MAX_ROWS * 128];
+  __shared__ __align__(16) uint4 sa[3 * MMVQ_ACT_CHUNK];
+  const u32 t = threadIdx.x, u = t & 63u, slot = t >> 6;
   const u32 rcap = rows < (u32)MMVQ_MAX_ROWS ? rows : (u32)MMVQ_MAX_ROWS;
   const u64 row0 = (u64)blockIdx.x * rows;
   if (row0 >= N) return;  // uniform over the block
   const u32 nrows = (N - row0) < (u64)rcap ? (u32)(N - row0) : rcap;
   mmvq_prefetch_l2(w, row0 * nb * 17ull, (row0 + nrows) * nb * 17ull);
-  float acc[MMVQ_MAX_ROWS];
+  // This thread's rows: slot + 2j for j < nv. Per row, the aligned word
+  // of block u and the byte selector / shift that extract e and the qs
+  // words from the 5 words (the same in every round).
+  const u32 nv = nrows > slot ? (nrows - slot + 1u) / 2u : 0u;
+  const u8 *base[2];
+  u32 esel[2], shv[2];
 #pragma unroll
-  for (int r = 0; r < MMVQ_MAX_ROWS; r++) acc[r] = 0.0f;
-  for (u64 g = t; g < 2 * nb; g += 128) {
-    const u64 b = g >> 1;
-    const u32 h = (u32)(g & 1u);
-    const MmvqAct a = mmvq_act(act, b, h);
-    uint2 q[MMVQ_MAX_ROWS];
-    u32 e[MMVQ_MAX_ROWS];
+  for (int j = 0; j < 2; j++) {
+    const u64 a = (u64)w + ((row0 + slot + 2u * (u32)j) * nb + u) * 17ull;
+    const u32 s = (u32)(a & 3ull);
+    base[j] = reinterpret_cast<const u8 *>(a & ~3ull);
+    esel[j] = s + 4u;      // __byte_perm(0, V0, esel): byte s of V0
+    shv[j] = 8u * s + 8u;  // qs word k: (V[k+1]:V[k]) >> shv, clamped at 32
+  }
+  float acc[2][2] = {{0.0f, 0.0f}, {0.0f, 0.0f}};
+  u32 W[2][5] = {};
+  u64 b = u;
+  if (b < nb) mmvq_load(base, nv, 0ull, W);
+  for (u64 c0 = 0; c0 < nb; c0 += MMVQ_ACT_CHUNK) {
+    const u64 cend = nb - c0 < MMVQ_ACT_CHUNK ? nb : c0 + MMVQ_ACT_CHUNK;
+    if (c0) __syncthreads();  // the previous chunk's readers are done
+    mmvq_stage_act(act, c0, (u32)(cend - c0), sa);
+    __syncthreads();
+    for (; b < cend; b += 64) {
+      const uint4 *ap = sa + 3u * (u32)(b - c0);
+      const uint4 h0 = ap[0], h1 = ap[1];
+      const float d8 = __uint_as_float(ap[2].x);
 #pragma unroll
-    for (int r = 0; r < MMVQ_MAX_ROWS; r++) {
-      if ((u32)r >= nrows) break;
-      const u8 *blk = w + ((row0 + r) * nb + b) * 17;
-      q[r] = load8(blk + 1 + 8 * h);
-      e[r] = __ldg(blk);
-    }
-#pragma unroll
-    for (int r = 0; r < MMVQ_MAX_ROWS; r++) {
-      if ((u32)r >= nrows) break;
-      acc[r] = mmvq_step(acc[r], mmvq_sumi(q[r], a), e[r], a.d8, fused);
+      for (int j = 0; j < 2; j++) {
+        if ((u32)j < nv) {
+          const u32 e = __byte_perm(0u, W[j][0], esel[j]);
+          const float d = __fmul_rn(mmvq_e8m0_half(e), d8);  // shared by both halves
+          const u32 q0 = __funnelshift_rc(W[j][0], W[j][1], shv[j]), q1 = __funnelshift_rc(W[j][1], W[j][2], shv[j]);
+          const u32 q2 = __funnelshift_rc(W[j][2], W[j][3], shv[j]), q3 = __funnelshift_rc(W[j][3], W[j][4], shv[j]);
+          acc[j][0] = mmvq_acc(acc[j][0], d, mmvq_sumf(q0, q1, h0), fused);
+          acc[j][1] = mmvq_acc(acc[j][1], d, mmvq_sumf(q2, q3, h1), fused);
+        }
+      }
+      if (b + 64 < nb) mmvq_load(base, nv, (b + 64 - u) * 17ull, W);
     }
   }
-  // Row r is reduced by warp r % 4 in the declared order: its lane values
-  // from warps 0, 1, 2, 3 added in that order, then the xor butterfly.
-  const u32 warp = t >> 5, lane = t & 31u;
+  // Lanes 2u and 2u+1 of row r go to sh[128 r + lane]; warp w reduces row
+  // w in the declared order: lanes i, 32 + i, 64 + i, 96 + i, then the xor
+  // butterfly.
 #pragma unroll
-  for (int r = 0; r < MMVQ_MAX_ROWS; r++) sh[(r * 4 + warp) * 32 + lane] = acc[r];
+  for (int j = 0; j < 2; j++) {
+    const u32 r = slot + 2u * (u32)j;
+    if (r < nrows) reinterpret_cast<float2 *>(sh + r * 128u)[u] = make_float2(acc[j][0], acc[j][1]);
+  }
   __syncthreads();
+  const u32 r = t >> 5, lane = t & 31u;
+  if (r < nrows) {
+    float v = sh[r * 128u + lane];
+    v = __fadd_rn(v, sh[r * 128u + 32u + lane]);
+    v = __fadd_rn(v, sh[r * 128u + 64u + lane]);
+    v = __fadd_rn(v, sh[r * 128u + 96u + lane]);
 #pragma unroll
-  for (int rr = 0; rr < MMVQ_MAX_ROWS; rr += 4) {
-    const u32 r = (u32)rr + warp;
-    if (r < nrows) {
-      float v = sh[(r * 4 + 0) * 32 + lane];
-      v = __fadd_rn(v, sh[(r * 4 + 1) * 32 + lane]);
-      v = __fadd_rn(v, sh[(r * 4 + 2) * 32 + lane]);
-      v = __fadd_rn(v, sh[(r * 4 + 3) * 32 + lane]);
-#pragma unroll
-      for (int off = 16; off > 0; off >>= 1) v = __fadd_rn(v, __shfl_xor_sync(0xFFFFFFFFu, v, off));
-      if (lane == 0) y[row0 + r] = v;
-    }
+    for (int off = 16; off > 0; off >>= 1) v = __fadd_rn(v, __shfl_xor_sync(0xFFFFFFFFu, v, off));
+    if (lane == 0) y[row0 + r] = v;
   }
 }
 
