@@ -412,7 +412,7 @@ func benchSparseGEMV(b *testing.B, d *Device, e, na, k, n int, random bool, repo
 	kt := k / V7TileK
 	part, _ := bufs.alloc(int64(2 * na * kt * n))
 	y, _ := bufs.alloc(int64(2 * na * n))
-	grid := v7Grid(n, k, na)
+	grid := v7Grid(n, k, na, v7Tiles(n, k, na, d.sms))
 	counters, _ := bufs.zeros(int64(4 * na * grid.X))
 	step := func(comp, meta, scales, ex Buffer) Step {
 		return Step{Kernel: "sp24_gemv_v7", Grid: grid, Block: Dims{V7Threads, 1, 1},

@@ -37,6 +37,7 @@ type Device struct {
 	dev     cu.Device
 	name    string
 	cc      int
+	sms     int // multiprocessors, for grids sized to the GPU
 	work    chan func()
 
 	mu     sync.Mutex
@@ -107,6 +108,9 @@ func (d *Device) loop(ready chan<- error) {
 			return err
 		}
 		d.cc = major*10 + minor
+		if d.sms, err = d.dev.Attribute(cu.MultiprocessorCount); err != nil {
+			return err
+		}
 		if d.cuctx, err = d.dev.MakeContext(cu.SchedBlockingSync); err != nil {
 			return fmt.Errorf("cuda: creating a context on %s: %w", d.name, err)
 		}

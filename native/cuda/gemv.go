@@ -235,12 +235,41 @@ func mmvqConfig(p ops.Params) (bool, error) {
 	return false, fmt.Errorf("schedule %s is not one the mmvq kernel runs (it runs %s, %s)", want, MMVQSchedule(true), MMVQSchedule(false))
 }
 
+// v7Tiles is the tiles per block of sp24_gemv_v7's grid for n columns, K
+// = k and a active experts on sms multiprocessors: of 1 to V7MaxTiles,
+// the fewest whose grid needs the fewest waves of V7BlocksPerSM blocks per
+// SM. A wave that is not full runs at low occupancy while the DRAM
+// stream it could have overlapped has ended (4096 x 11776 on an H100: 2
+// tiles make 736 blocks, 1.39 waves; 3 tiles 506, one wave), and fewer
+// tiles per block mean more blocks to spread over the SMs (the MoE step,
+// 10 experts x 2048 x 512: 320 blocks at 1 tile, 160 at 2).
+func v7Tiles(n, k, a, sms int) int {
+	if v7TilesOverride > 0 {
+		return v7TilesOverride
+	}
+	kt, cols, slots := k/V7TileK, (n+511)/512, max(sms, 1)*V7BlocksPerSM
+	best, bestWaves := 1, 0
+	for t := 1; t <= V7MaxTiles; t++ {
+		waves := (cols*((kt+t-1)/t)*a + slots - 1) / slots
+		if t == 1 || waves < bestWaves {
+			best, bestWaves = t, waves
+		}
+	}
+	return best
+}
+
+// v7TilesOverride, when positive, is the tiles per block v7Tiles returns:
+// a test hook that runs every value on the same inputs.
+var v7TilesOverride int
+
 // v7Grid is sp24_gemv_v7's launch grid for n columns, K = k and a active
-// experts: 512 columns (V7Threads x 4) by V7TilesPerBlock consecutive
-// 64-K tiles per block; the partials stay one per tile ([A][K/64][N]).
-func v7Grid(n, k, a int) Dims {
+// experts at tiles tiles per block: 512 columns (V7Threads x 4) by tiles
+// consecutive 64-K tiles per block; the partials stay one per tile
+// ([A][K/64][N]). The kernel reads its tiles per block back from the
+// grid as ceil(K/64 / grid.Y).
+func v7Grid(n, k, a, tiles int) Dims {
 	kt := k / V7TileK
-	return Dims{(n + 511) / 512, (kt + V7TilesPerBlock - 1) / V7TilesPerBlock, a}
+	return Dims{(n + 511) / 512, (kt + tiles - 1) / tiles, a}
 }
 
 func runSparseGEMV(ctx context.Context, d *Device, k Kernel, p ops.Params, in ops.Tensors) (ops.Tensors, error) {
@@ -348,7 +377,7 @@ func runSparseGEMV(ctx context.Context, d *Device, k Kernel, p ops.Params, in op
 	if err != nil {
 		return nil, err
 	}
-	grid := v7Grid(n, kk, a)
+	grid := v7Grid(n, kk, a, v7Tiles(n, kk, a, d.sms))
 	counters, err := b.zeros(int64(4 * a * grid.X))
 	if err != nil {
 		return nil, err

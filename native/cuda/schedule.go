@@ -11,11 +11,14 @@ const (
 	// V7Threads is its block size; each thread owns THREAD_N = 4
 	// columns, so a block covers 512.
 	V7Threads = 128
-	// V7TilesPerBlock is V7_TILES of sp24_gemv_v7: the consecutive
-	// V7TileK tiles one block computes (grid.y = ceil(K/V7TileK/2)). Each
+	// V7MaxTiles is V7_MAX_TILES of sp24_gemv_v7: a block computes 1 to
+	// V7MaxTiles consecutive V7TileK tiles (v7Tiles picks how many). Each
 	// tile still gets its own fp16 partial, so the schedule does not
 	// depend on it.
-	V7TilesPerBlock = 2
+	V7MaxTiles = 3
+	// V7BlocksPerSM is the resident blocks per SM sp24_gemv_v7's register
+	// budget targets (V7_MIN_BLOCKS): a wave of its grid.
+	V7BlocksPerSM = 4
 	// V7GroupK is the K span summed before the block scale multiplies it
 	// (8: two 2:4 groups, one meta byte).
 	V7GroupK = 8

@@ -10,9 +10,9 @@
 // meta nibble = i0 | i1<<2, two groups per meta byte (group 2p low).
 // Row-major [E][N][K/4], [E][N][K/8]; transposed [E][K/4][N], [E][K/8][N].
 //
-// GEMV (v7): grid (ceil(N/512), ceil(K/128), A); 128 threads, 4 columns
+// GEMV (v7): grid (ceil(N/512), ceil(K/64/T), A); 128 threads, 4 columns
 // each, read as one uint32 per K row (direct coalesced loads); a block
-// computes two consecutive 64-K tiles. Per 8 K: sum = p0, then p =
+// computes T (1 to 3) consecutive 64-K tiles. Per 8 K: sum = p0, then p =
 // fma(a_i, b_i, p) over the 4 kept products (exact: E2M1 x fp16 fits
 // float32), scale = __fmul_rn(lut[byte], global[e]) with lut the E4M3
 // table, acc = fma(sum, scale, acc) (or __fadd_rn(__fmul_rn(sum, scale),
@@ -42,17 +42,29 @@
 //    in float32, so fma(e, a, p) == __fadd_rn(e * a, p) == __fadd_rn(P, p):
 //    both fused settings run the same chain of adds, and only the scale
 //    step depends on `fused`.
-//  - Two tiles per block, the second tile's loads issued before the first
-//    tile's math and the first tile's before the shared tables are built,
-//    so that more loads are in flight; it also halves the table building
-//    and the counter atomics per tile. Partials stay one per tile.
+//  - Up to three tiles per block, each next tile's loads issued before the
+//    current tile's math and the first tile's before the shared tables are
+//    built, so that more loads are in flight. Partials stay one per tile.
+//    The Go side (v7Tiles) picks the fewest tiles per block whose grid
+//    runs in the fewest waves of 4 blocks per SM: 3 for 4096 x 11776 (506
+//    blocks, one wave, where 2 tiles made 736 blocks and a second wave
+//    that ran at 40% occupancy), 1 for the MoE step (320 blocks instead
+//    of 160 on 132 SMs).
+//  - The reduction's loads go out 32 at a time with no per-load condition
+//    (see reduce_tiles), and the last block's count is an acquiring atomic
+//    instead of an atomic and a second fence.
 //  - scale_k == 16 (the NVFP4 block) has its own path that loads and looks
 //    up each scale row once per 16 K; 32-bit index math, with no 64-bit
 //    division (the per-step k / scale_k).
 //  Measured on an H100 against this file's one-tile-per-block version
 //  (which already staged both tables in shared memory): 4096x11776, 23.1
 //  -> 14.5 us (constant data) / 17.2 us (random); MoE 2048x512 x 10
-//  experts, 10.2 -> 8.0-9.0 us.
+//  experts, 10.2 -> 8.0-9.0 us (weights L2-resident). The tiles-per-block
+//  choice and the reduction changes (standalone harness, weights from
+//  DRAM, bit-identical): 4096x11776 17.5 -> 15.3 us (constant data),
+//  19.8 -> 17.6 us (random); MoE 9.1 -> 7.6 us / 10.2 -> 8.5 us. A
+//  per-block time log (globaltimer) showed where the time went: the
+//  reducing blocks spent 2.3 us (64 tiles) after all partials were in.
 //
 // Text that conformance/mutants/cuda_packing.go patches: the width-4
 // reduce_tiles call in v7_body (cuda-v7-sequential-reduce) and the meta
@@ -416,7 +428,7 @@ extern "C" __global__ void sp24_fill_lut(float *__restrict__ out, u32 mode) {
 
 #define V7_THREADS 128  // 4 columns a thread: a block covers 512 columns
 #define V7_TILE_K 64    // K per fp16 partial (16 comp rows, 8 meta rows)
-#define V7_TILES 2      // 64-K tiles per block (Go: V7TilesPerBlock)
+#define V7_MAX_TILES 3  // 64-K tiles per block: 1 to 3 (Go: V7MaxTiles)
 #ifndef V7_MIN_BLOCKS
 #define V7_MIN_BLOCKS 4  // resident blocks per SM the register budget targets
 #endif
@@ -525,28 +537,47 @@ __device__ __forceinline__ void v7_tile(const u32 (&c)[16], const u32 (&m)[8], c
 // reduce_tiles sums the kt fp16 partials of 4 adjacent columns (p: tile 0
 // of those columns, tiles N apart) with W interleaved accumulators (W = 4:
 // accumulator j takes tiles j, j+4, ...; W = 1: in tile order), then adds
-// the accumulators in order. Loads go V7_REDUCE_BATCH tiles at a time
-// through L2 (__ldcg: other blocks wrote them; L1 is not coherent).
-#ifndef V7_REDUCE_BATCH
-#define V7_REDUCE_BATCH 32  // a multiple of 4
-#endif
+// the accumulators in order. Loads go through L2 (__ldcg: other blocks
+// wrote them; L1 is not coherent), 32 tiles at a time with no per-load
+// condition, then 8 at a time, then one by one: with a condition on each
+// load the compiler issued them a few at a time, and the reduction, which
+// only the last block of a column range runs and nothing overlaps, took
+// 2.3 us for 64 tiles (measured with per-block globaltimer stamps).
 template <int W>
 __device__ __forceinline__ void reduce_tiles(const __half *p, u32 N, u32 kt, float (&r)[4]) {
   float acc[W][4];
-  for (u32 t0 = 0; t0 < kt; t0 += V7_REDUCE_BATCH) {
-    uint2 v[V7_REDUCE_BATCH];
+  const uint2 *q = reinterpret_cast<const uint2 *>(p);
+  const u32 s = N / 4u;  // uint2 per tile
+  // add takes tile t into accumulator j = t % W (j a constant after
+  // unrolling, so acc stays in registers)
+  auto add = [&](uint2 v, u32 t, int j) {
+    float f[4];
+    h4(v, f);
 #pragma unroll
-    for (int i = 0; i < V7_REDUCE_BATCH; i++)
-      v[i] = t0 + i < kt ? __ldcg(reinterpret_cast<const uint2 *>(p + (u64)(t0 + i) * N)) : make_uint2(0u, 0u);
+    for (int c = 0; c < 4; c++) acc[j][c] = t < (u32)W ? f[c] : __fadd_rn(acc[j][c], f[c]);
+  };
+  u32 t0 = 0;
+  for (; t0 + 32u <= kt; t0 += 32u) {
+    uint2 v[32];
 #pragma unroll
-    for (int i = 0; i < V7_REDUCE_BATCH; i++) {
-      if (t0 + i >= kt) break;
-      float f[4];
-      h4(v[i], f);
+    for (int i = 0; i < 32; i++) v[i] = __ldcg(q + (u64)(t0 + i) * s);
 #pragma unroll
-      for (int c = 0; c < 4; c++)
-        acc[i % W][c] = t0 + i < (u32)W ? f[c] : __fadd_rn(acc[i % W][c], f[c]);
-    }
+    for (int i = 0; i < 32; i++) add(v[i], t0 + i, i % W);
+  }
+  for (; t0 + 8u <= kt; t0 += 8u) {
+    uint2 v[8];
+#pragma unroll
+    for (int i = 0; i < 8; i++) v[i] = __ldcg(q + (u64)(t0 + i) * s);
+#pragma unroll
+    for (int i = 0; i < 8; i++) add(v[i], t0 + i, i % W);
+  }
+  for (; t0 < kt; t0++) {
+    const uint2 v = __ldcg(q + (u64)t0 * s);
+    const u32 j = t0 % (u32)W;
+    if (j == 0) add(v, t0, 0);
+    else if (j == 1) add(v, t0, 1 % W);
+    else if (j == 2) add(v, t0, 2 % W);
+    else add(v, t0, 3 % W);
   }
 #pragma unroll
   for (int c = 0; c < 4; c++) r[c] = acc[0][c];
@@ -561,20 +592,20 @@ static_assert(V7_THREADS == 128 && V7_PTAB == 8 * V7_THREADS,
               "v7_body stages the 256 scale entries two per thread and a tile's product "
               "table in 8 passes of 128 entries");
 
-// The kernel body for one (fused, scale_k == 16) combination; see
-// sp24_gemv_v7.
-template <bool FUSED, bool SK16>
+// The kernel body for one (most tiles per block, fused, scale_k == 16)
+// combination; see sp24_gemv_v7. The block computes tpb <= MAXT tiles.
+template <int MAXT, bool FUSED, bool SK16>
 __device__ __forceinline__ void v7_body(float *sh_tab, float *sh_sc, u32 *sh_flag,
                                         const u8 *__restrict__ comp, const u8 *__restrict__ meta,
                                         const u8 *__restrict__ scales, const float *__restrict__ global,
                                         const __half *__restrict__ act, u64 act_stride,
                                         const int *__restrict__ experts, u64 K, u64 N, u64 scale_k,
                                         u64 width, __half *__restrict__ partials,
-                                        u32 *__restrict__ counters, __half *__restrict__ y) {
+                                        u32 *__restrict__ counters, __half *__restrict__ y, u32 tpb) {
   const u32 tid = threadIdx.x, a = blockIdx.z;
   const u32 N32 = (u32)N, K32 = (u32)K, sk = (u32)scale_k, kt = K32 / V7_TILE_K;
-  const u32 t_begin = blockIdx.y * (u32)V7_TILES;
-  const u32 nt = kt - t_begin < (u32)V7_TILES ? kt - t_begin : (u32)V7_TILES;
+  const u32 t_begin = blockIdx.y * tpb;
+  const u32 nt = t_begin >= kt ? 0u : (kt - t_begin < tpb ? kt - t_begin : tpb);
   const u32 n0 = (blockIdx.x * V7_THREADS + tid) * 4u;
   const bool live = n0 < N32;
   const u32 e = (u32)experts[a];
@@ -586,21 +617,21 @@ __device__ __forceinline__ void v7_body(float *sh_tab, float *sh_sc, u32 *sh_fla
   u32 rem = k_base - srow * sk;
   u32 soff = srow * N32;
   u32 c[16], m[8], s[8];
-  if (live) v7_load<SK16>(c, m, s, B, M, S, N32, soff, rem, sk);
+  if (live && nt > 0u) v7_load<SK16>(c, m, s, B, M, S, N32, soff, rem, sk);
   // The shared tables are built while the first tile's loads are in flight.
   // Product tables: entry w = tid + 128 r is tile r / 8, group
   // (tid / 64 + 2 r) % 16, code (tid / 4) % 16, position tid % 4. All
   // activation loads first.
   const __half *arow = act + (u64)a * act_stride;
-  float av[V7_TILES * 8];
+  float av[MAXT * 8];
 #pragma unroll
-  for (int r = 0; r < V7_TILES * 8; r++) {
-    const u32 w = tid + V7_THREADS * (u32)r, t = t_begin + (w >> 10);
-    av[r] = t < kt ? __half2float(arow[t * V7_TILE_K + ((w >> 6) & 15u) * 4u + (w & 3u)]) : 0.0f;
+  for (int r = 0; r < MAXT * 8; r++) {
+    const u32 w = tid + V7_THREADS * (u32)r, tt = w >> 10;
+    av[r] = tt < nt ? __half2float(arow[(t_begin + tt) * V7_TILE_K + ((w >> 6) & 15u) * 4u + (w & 3u)]) : 0.0f;
   }
   const float ev = e2m1_value((tid >> 2) & 15u);
 #pragma unroll
-  for (int r = 0; r < V7_TILES * 8; r++) sh_tab[tid + V7_THREADS * r] = __fmul_rn(ev, av[r]);
+  for (int r = 0; r < MAXT * 8; r++) sh_tab[tid + V7_THREADS * r] = __fmul_rn(ev, av[r]);
   // Scale table, lut[s] * global[e]. lut is decoded in registers (constant
   // memory serialises the 32 different addresses of a warp); only the two
   // entries sp24_fill_lut overrides come from c_fp8_lut (uniform reads).
@@ -617,11 +648,11 @@ __device__ __forceinline__ void v7_body(float *sh_tab, float *sh_sc, u32 *sh_fla
   if (live) {
     __half *P = partials + ((u64)a * kt + t_begin) * N + n0;
 #pragma unroll
-    for (int tt = 0; tt < V7_TILES; tt++) {
+    for (int tt = 0; tt < MAXT; tt++) {
       if ((u32)tt >= nt) break;
       // the next tile's loads go out before this tile's math
       u32 c2[16], m2[8], s2[8];
-      if (tt + 1 < V7_TILES && (u32)tt + 1 < nt) {
+      if (tt + 1 < MAXT && (u32)tt + 1 < nt) {
         B += 16u * N32;
         M += 8u * N32;
         v7_load<SK16>(c2, m2, s2, B, M, S, N32, soff, rem, sk);
@@ -629,7 +660,7 @@ __device__ __forceinline__ void v7_body(float *sh_tab, float *sh_sc, u32 *sh_fla
       float acc[4];
       v7_tile<FUSED, SK16>(c, m, s, sh_tab + tt * V7_PTAB, sh_sc, acc);
       *reinterpret_cast<uint2 *>(P + (u64)tt * N) = pack_h4(acc);
-      if (tt + 1 < V7_TILES) {
+      if (tt + 1 < MAXT) {
 #pragma unroll
         for (int r = 0; r < 16; r++) c[r] = c2[r];
 #pragma unroll
@@ -641,14 +672,20 @@ __device__ __forceinline__ void v7_body(float *sh_tab, float *sh_sc, u32 *sh_fla
     }
   }
   // The last of the gridDim.y blocks of this column range to arrive
-  // reduces it.
+  // reduces it: every thread's fence releases its partials before the
+  // count, and the count is taken with acquire semantics, which orders
+  // the reducer's loads after it (the block's other threads through the
+  // barrier); a second fence there cost 0.35 us of the tail.
   __threadfence();
   __syncthreads();
   u32 *counter = counters + a * gridDim.x + blockIdx.x;
-  if (tid == 0) *sh_flag = atomicAdd(counter, 1u) == gridDim.y - 1u ? 1u : 0u;
+  if (tid == 0) {
+    u32 before;
+    asm volatile("atom.acquire.gpu.global.add.u32 %0, [%1], 1;" : "=r"(before) : "l"(counter) : "memory");
+    *sh_flag = before == gridDim.y - 1u ? 1u : 0u;
+  }
   __syncthreads();
   if (!*sh_flag) return;
-  __threadfence();
   if (tid == 0) *counter = 0u;  // ready for the next launch
   if (!live) return;
   float r[4];
@@ -663,12 +700,13 @@ __device__ __forceinline__ void v7_body(float *sh_tab, float *sh_sc, u32 *sh_fla
 // experts [A] i32; partials fp16 [A][K/64][N]; counters u32
 // [A][ceil(N/512)], zero before the first launch and left zero by every
 // launch; y fp16 [A][N]. width is 4 or 1; scale_k a multiple of 8. Grid
-// (ceil(N/512), ceil(K/64/V7_TILES), A). Offsets within an expert's
+// (ceil(N/512), ceil(K/64/T), A) for T tiles per block, 1 to
+// V7_MAX_TILES (a larger T traps). Offsets within an expert's
 // matrices are 32-bit: N < 2^28 and (K/scale_k)*N < 2^32 (the Go side
 // checks).
 #define V7_ARGS                                                                                    \
   sh_tab, sh_sc, &sh_flag, comp, meta, scales, global, act, act_stride, experts, K, N, scale_k, width, \
-      partials, counters, y
+      partials, counters, y, tpb
 extern "C" __global__ void __launch_bounds__(V7_THREADS, V7_MIN_BLOCKS)
 sp24_gemv_v7(const u8 *__restrict__ comp, const u8 *__restrict__ meta,
              const u8 *__restrict__ scales, const float *__restrict__ global,
@@ -676,15 +714,29 @@ sp24_gemv_v7(const u8 *__restrict__ comp, const u8 *__restrict__ meta,
              const int *__restrict__ experts, u64 K, u64 N, u64 scale_k,
              u32 fused, u64 width, __half *__restrict__ partials,
              u32 *__restrict__ counters, __half *__restrict__ y) {
-  __shared__ __align__(16) float sh_tab[V7_TILES * V7_PTAB];
+  __shared__ __align__(16) float sh_tab[V7_MAX_TILES * V7_PTAB];
   __shared__ float sh_sc[256];
   __shared__ u32 sh_flag;
-  if (scale_k == 16) {
-    if (fused) v7_body<true, true>(V7_ARGS);
-    else v7_body<false, true>(V7_ARGS);
-  } else {
-    if (fused) v7_body<true, false>(V7_ARGS);
-    else v7_body<false, false>(V7_ARGS);
+  // Tiles per block: the grid's y extent is ceil(kt / T) for the T (1 to
+  // V7_MAX_TILES) the Go side picked, so T' = ceil(kt / gridDim.y) <= T
+  // covers every tile. One tile per block has its own body, its tables
+  // and loads sized for one tile (the MoE step from DRAM: 8.4 us when it
+  // ran the 3-tile body, 7.7 us); 2 and 3 tiles share the 3-tile body.
+  const u32 kt = (u32)K / V7_TILE_K, tpb = (kt + gridDim.y - 1u) / gridDim.y;
+  if (tpb > (u32)V7_MAX_TILES) __trap();
+#define V7_CALL(T)                                         \
+  if (scale_k == 16) {                                     \
+    if (fused) v7_body<T, true, true>(V7_ARGS);            \
+    else v7_body<T, false, true>(V7_ARGS);                 \
+  } else {                                                 \
+    if (fused) v7_body<T, true, false>(V7_ARGS);           \
+    else v7_body<T, false, false>(V7_ARGS);                \
   }
+  if (tpb <= 1u) {
+    V7_CALL(1)
+  } else {
+    V7_CALL(3)
+  }
+#undef V7_CALL
 }
 #undef V7_ARGS

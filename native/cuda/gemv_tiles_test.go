@@ -1,0 +1,73 @@
+//go:build cuda
+
+package cuda
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/bitexact/bitexact/refimpl/half"
+	"github.com/bitexact/bitexact/refimpl/ops"
+	"github.com/bitexact/bitexact/refimpl/tensor"
+)
+
+// TestSparseGEMVTiles runs sp24_gemv_v7 at every tiles-per-block value on
+// the same inputs: v7Tiles picks one per shape, so the golden cases
+// exercise only the values their shapes lead to. K = 576 is 9 tiles (a
+// partly filled last block at 2 and 3 tiles, and the reduction's
+// 8-tile and single-tile tails), N = 1028 leaves a partly live last
+// column range, and scale_k 16 and 24 take both scale paths.
+func TestSparseGEMVTiles(t *testing.T) {
+	d := device(t)
+	ctx := context.Background()
+	const e, a, k, n = 3, 2, 576, 1028
+	rng := rand.New(rand.NewPCG(7, 24))
+	u8s := func(shape []int, f func() byte) tensor.Tensor {
+		b := make([]byte, shape[0]*shape[1]*shape[2])
+		for i := range b {
+			b[i] = f()
+		}
+		return tensor.FromU8(shape, b)
+	}
+	pairs := []byte{0x4, 0x8, 0xC, 0x9, 0xD, 0xE} // i0 | i1<<2 with i0 < i1
+	act := make([]uint16, a*k)
+	for i := range act {
+		act[i] = half.EncodeFP16(float32(rng.NormFloat64()))
+	}
+	in := ops.Tensors{
+		"comp":    u8s([]int{e, k / 4, n}, func() byte { return byte(rng.IntN(256)) }),
+		"meta":    u8s([]int{e, k / 8, n}, func() byte { return pairs[rng.IntN(6)] | pairs[rng.IntN(6)]<<4 }),
+		"global":  tensor.FromF32([]int{e}, []float32{0.75, -1.5, 2}),
+		"act":     tensor.FromBits16(tensor.F16, []int{a, k}, act),
+		"experts": tensor.FromI32([]int{a}, []int32{2, 0}),
+	}
+	defer func() { v7TilesOverride = 0 }()
+	for _, sk := range []int{16, 24} {
+		in["scales"] = u8s([]int{e, k / sk, n}, func() byte { return byte(0x20 + rng.IntN(0x30)) })
+		for _, s := range []struct {
+			fused bool
+			width int
+		}{{true, V7ReduceWidth}, {false, V7ReduceWidth}, {true, 1}} {
+			p := ops.Params{"schedule": V7Schedule(s.fused, s.width).String()}
+			want, err := ops.Run("gemv.sparse_fp4", p, in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for tiles := 1; tiles <= V7MaxTiles; tiles++ {
+				t.Run(fmt.Sprintf("scale_k=%d/fused=%v/width=%d/tiles=%d", sk, s.fused, s.width, tiles), func(t *testing.T) {
+					v7TilesOverride = tiles
+					got, err := Engine{Dev: d}.Run(ctx, "gemv.sparse_fp4", p, in)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if !bytes.Equal(got["y"].Data, want["y"].Data) {
+						t.Errorf("y differs from the reference")
+					}
+				})
+			}
+		}
+	}
+}
