@@ -371,16 +371,24 @@ func benchSparseGEMV(b *testing.B, d *Device, e, na, k, n int, random bool, repo
 	bufs := &buffers{d: d, ctx: ctx}
 	defer bufs.free()
 	// weights allocates one set of comp, meta and scales for all e experts,
-	// memset or random (sparseBenchBytes).
+	// memset or random (sparseBenchBytes, made once and uploaded to every
+	// copy).
+	sizes := [3]int{e * k / 4 * n, e * k / 8 * n, e * k / 16 * n}
+	var randomBytes [3][]byte
+	if random {
+		for i, n := range sizes {
+			randomBytes[i] = sparseBenchBytes(n, uint64(i+1)*0x9E3779B97F4A7C15)
+		}
+	}
 	weights := func() (comp, meta, scales Buffer) {
 		var out [3]Buffer
 		for i, m := range []struct {
 			n int
 			v byte
-		}{{e * k / 4 * n, 0x21}, {e * k / 8 * n, 0x44}, {e * k / 16 * n, 0x38}} {
+		}{{sizes[0], 0x21}, {sizes[1], 0x44}, {sizes[2], 0x38}} {
 			var err error
 			if random {
-				out[i], err = bufs.upload(sparseBenchBytes(m.n, uint64(i+1)*0x9E3779B97F4A7C15))
+				out[i], err = bufs.upload(randomBytes[i])
 			} else if out[i], err = bufs.alloc(int64(m.n)); err == nil {
 				err = d.Memset(ctx, out[i], m.v)
 			}

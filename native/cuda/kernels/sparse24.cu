@@ -543,6 +543,17 @@ __device__ __forceinline__ void v7_tile(const u32 (&c)[16], const u32 (&m)[8], c
 // load the compiler issued them a few at a time, and the reduction, which
 // only the last block of a column range runs and nothing overlaps, took
 // 2.3 us for 64 tiles (measured with per-block globaltimer stamps).
+// reduce_batch loads tiles t0 .. t0+B-1 (t0 a multiple of W), every load
+// before any add, and adds tile t0+i into accumulator i % W.
+template <int B, int W, class Add>
+__device__ __forceinline__ void reduce_batch(const uint2 *q, u32 s, u32 t0, Add &add) {
+  uint2 v[B];
+#pragma unroll
+  for (int i = 0; i < B; i++) v[i] = __ldcg(q + (u64)(t0 + i) * s);
+#pragma unroll
+  for (int i = 0; i < B; i++) add(v[i], t0 + i, i % W);
+}
+
 template <int W>
 __device__ __forceinline__ void reduce_tiles(const __half *p, u32 N, u32 kt, float (&r)[4]) {
   float acc[W][4];
@@ -557,20 +568,8 @@ __device__ __forceinline__ void reduce_tiles(const __half *p, u32 N, u32 kt, flo
     for (int c = 0; c < 4; c++) acc[j][c] = t < (u32)W ? f[c] : __fadd_rn(acc[j][c], f[c]);
   };
   u32 t0 = 0;
-  for (; t0 + 32u <= kt; t0 += 32u) {
-    uint2 v[32];
-#pragma unroll
-    for (int i = 0; i < 32; i++) v[i] = __ldcg(q + (u64)(t0 + i) * s);
-#pragma unroll
-    for (int i = 0; i < 32; i++) add(v[i], t0 + i, i % W);
-  }
-  for (; t0 + 8u <= kt; t0 += 8u) {
-    uint2 v[8];
-#pragma unroll
-    for (int i = 0; i < 8; i++) v[i] = __ldcg(q + (u64)(t0 + i) * s);
-#pragma unroll
-    for (int i = 0; i < 8; i++) add(v[i], t0 + i, i % W);
-  }
+  for (; t0 + 32u <= kt; t0 += 32u) reduce_batch<32, W>(q, s, t0, add);
+  for (; t0 + 8u <= kt; t0 += 8u) reduce_batch<8, W>(q, s, t0, add);
   for (; t0 < kt; t0++) {
     const uint2 v = __ldcg(q + (u64)t0 * s);
     const u32 j = t0 % (u32)W;
