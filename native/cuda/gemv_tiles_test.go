@@ -19,7 +19,8 @@ import (
 // exercise only the values their shapes lead to. K = 576 is 9 tiles (a
 // partly filled last block at 2 and 3 tiles, and the reduction's
 // 8-tile and single-tile tails), N = 1028 leaves a partly live last
-// column range, and scale_k 16 and 24 take both scale paths.
+// column range, scale_k 16 and 24 take both scale paths, and the
+// activations include the fp16 edge values.
 func TestSparseGEMVTiles(t *testing.T) {
 	d := device(t)
 	ctx := context.Background()
@@ -33,9 +34,16 @@ func TestSparseGEMVTiles(t *testing.T) {
 		return tensor.FromU8(shape, b)
 	}
 	pairs := []byte{0x4, 0x8, 0xC, 0x9, 0xD, 0xE} // i0 | i1<<2 with i0 < i1
+	// normal activations, row 0 with the fp16 edges spread among them: ±0, the
+	// smallest subnormal, the largest finite, ±Inf and NaN (the multi-tile
+	// body flips the sign of looked-up products, NaN and -0 among them)
+	edges := []uint16{0x0000, 0x8000, 0x0001, 0x7BFF, 0xFBFF, 0x7C00, 0xFC00, 0x7E00}
 	act := make([]uint16, a*k)
 	for i := range act {
 		act[i] = half.EncodeFP16(float32(rng.NormFloat64()))
+		if i < k && i%37 == 5 { // row 0 only: row 1 keeps every output finite
+			act[i] = edges[rng.IntN(len(edges))]
+		}
 	}
 	in := ops.Tensors{
 		"comp":    u8s([]int{e, k / 4, n}, func() byte { return byte(rng.IntN(256)) }),

@@ -36,9 +36,11 @@
 //    from c_fp8_lut). The product is the same __fmul_rn, once per code
 //    instead of once per use.
 //  - Products from a table: per tile, the 1024 products e2m1(q) * a[k]
-//    (16 codes for each of the tile's 64 activations) in shared memory, so
-//    a kept value costs one lookup (offset formed with shifts and a PRMT)
-//    instead of two lookups and a multiply. E2M1 x fp16 products are exact
+//    (16 codes for each of the tile's 64 activations; the multi-tile body
+//    keeps the 512 of the 8 non-negative codes and flips the sign, so that
+//    a warp's lookups never conflict) in shared memory, so a kept value
+//    costs one lookup (offset formed with shifts and a PRMT) instead of
+//    two lookups and a multiply. E2M1 x fp16 products are exact
 //    in float32, so fma(e, a, p) == __fadd_rn(e * a, p) == __fadd_rn(P, p):
 //    both fused settings run the same chain of adds, and only the scale
 //    step depends on `fused`.
@@ -432,8 +434,9 @@ extern "C" __global__ void sp24_fill_lut(float *__restrict__ out, u32 mode) {
 #ifndef V7_MIN_BLOCKS
 #define V7_MIN_BLOCKS 4  // resident blocks per SM the register budget targets
 #endif
-// Floats of a tile's product table: 16 groups x 16 codes x 4 positions.
-#define V7_PTAB (V7_TILE_K / 4 * 16 * 4)
+// Floats of a tile's product table: 16 groups x Q codes x 4 positions, Q
+// = 16 (every code) or 8 (the non-negative codes; see v7_tile).
+#define V7_PTAB(Q) (V7_TILE_K / 4 * (Q) * 4)
 
 // E2M1 code q (low nibble) to float, by its bits (-0 for code 8).
 __device__ __forceinline__ float e2m1_value(u32 q) {
@@ -491,15 +494,41 @@ __device__ __forceinline__ void v7_load(u32 (&c)[16], u32 (&m)[8], u32 (&s)[8], 
   }
 }
 
+// v7_product is the kept value's product looked up at byte offset byte j
+// of X in the group table G; SIGNED: the table holds the 8 non-negative
+// codes only and bit 7 of byte j of S (the code's sign bit) flips the
+// product, which is exact: e2m1(q | 8) * a == -(e2m1(q) * a), -0 included,
+// and a NaN's sign never reaches an output (the adds and the fma return
+// the canonical NaN).
+template <bool SIGNED>
+__device__ __forceinline__ float v7_product(const char *G, u32 X, u32 S, int j) {
+  const float v = *reinterpret_cast<const float *>(G + byte_of(X, j));
+  if (!SIGNED) return v;
+  u32 sign;  // 0xFF000000 when bit 7 of byte j of S is set (PRMT sign-replicate), else 0
+  asm("prmt.b32 %0, %1, 0, %2;" : "=r"(sign) : "r"(S), "r"(0x0444u | ((8u | (u32)j) << 12)));
+  return __uint_as_float(__float_as_uint(v) ^ (sign & 0x80000000u));
+}
+
 // One tile's 8 steps for 4 columns: acc = the tile's float sum per
 // column. tab is the tile's product table, P[g][q][i] (byte offset
-// 256 g + 16 q + 4 i) = e2m1(q) * a[4g + i]; sc_tab[s] = lut[s] * g.
+// Q*16 g + 16 q + 4 i) = e2m1(q) * a[4g + i] for Q = 16 codes, or Q = 8
+// non-negative codes when SIGNED; sc_tab[s] = lut[s] * g.
 // The 4 kept products of an 8-K step are added in the seed's order, p =
 // P0, then p = P + p: the same value as fma(e, a, p), the product being
 // exact, so one chain serves both fused settings.
-template <bool FUSED, bool SK16>
+// SIGNED: the 32 words of a group's table fill the 32 banks once, so a
+// warp's lookups never conflict; with 16 codes (64 words) random weights
+// cost 2.1 wavefronts per lookup (Nsight Compute). The sign costs a PRMT
+// and a LOP3 per product. Measured on an H100, 4096 x 11776 from DRAM, 3
+// tiles per block: random weight bytes 18.2 -> 16.7 us, constant bytes
+// (every lookup a broadcast) 16.2 -> 16.6 us; with 1 tile per block (the
+// MoE step) constant bytes lost more (7.6 -> 8.1 us) than random ones
+// gained (8.3 -> 8.2 us), so the one-tile body keeps 16 codes.
+template <bool FUSED, bool SK16, bool SIGNED>
 __device__ __forceinline__ void v7_tile(const u32 (&c)[16], const u32 (&m)[8], const u32 (&s)[8],
                                         const float *tab, const float *sc_tab, float (&acc)[4]) {
+  constexpr u32 QM = SIGNED ? 0x70707070u : 0xF0F0F0F0u;  // code bits of the offset
+  constexpr int GB = SIGNED ? 128 : 256;                   // bytes per group table
   float scv[4];
 #pragma unroll
   for (int j = 0; j < 4; j++) acc[j] = 0.0f;
@@ -507,20 +536,23 @@ __device__ __forceinline__ void v7_tile(const u32 (&c)[16], const u32 (&m)[8], c
   for (int it = 0; it < 8; it++) {
     const u32 C0 = c[2 * it], C1 = c[2 * it + 1], Mb = m[it];
     float p[4];
-    // byte j of Xi: code << 4 | pos << 2, the byte offset of P[code][pos]
-    // in its group, for the 4 kept values (group 2it: X0, X1; 2it+1: X2, X3)
-    const u32 X0 = ((C0 << 4) & 0xF0F0F0F0u) | ((Mb << 2) & 0x0C0C0C0Cu);
-    const u32 X1 = (C0 & 0xF0F0F0F0u) | (Mb & 0x0C0C0C0Cu);
-    const u32 X2 = ((C1 << 4) & 0xF0F0F0F0u) | ((Mb >> 2) & 0x0C0C0C0Cu);
-    const u32 X3 = (C1 & 0xF0F0F0F0u) | ((Mb >> 4) & 0x0C0C0C0Cu);
-    const char *G0 = reinterpret_cast<const char *>(tab + 128 * it);  // group 2it
-    const char *G1 = G0 + 256;                                         // group 2it+1
+    // byte j of Xi: code << 4 | pos << 2 (code & 7 when SIGNED), the byte
+    // offset of P[code][pos] in its group, for the 4 kept values (group
+    // 2it: X0, X1; 2it+1: X2, X3); bit 7 of byte j of C0 << 4, C0, C1 << 4,
+    // C1 is the same value's sign bit
+    const u32 S0 = C0 << 4, S2 = C1 << 4;
+    const u32 X0 = (S0 & QM) | ((Mb << 2) & 0x0C0C0C0Cu);
+    const u32 X1 = (C0 & QM) | (Mb & 0x0C0C0C0Cu);
+    const u32 X2 = (S2 & QM) | ((Mb >> 2) & 0x0C0C0C0Cu);
+    const u32 X3 = (C1 & QM) | ((Mb >> 4) & 0x0C0C0C0Cu);
+    const char *G0 = reinterpret_cast<const char *>(tab) + 2 * GB * it;  // group 2it
+    const char *G1 = G0 + GB;                                            // group 2it+1
 #pragma unroll
     for (int j = 0; j < 4; j++) {
-      float q = *reinterpret_cast<const float *>(G0 + byte_of(X0, j));
-      q = __fadd_rn(*reinterpret_cast<const float *>(G0 + byte_of(X1, j)), q);
-      q = __fadd_rn(*reinterpret_cast<const float *>(G1 + byte_of(X2, j)), q);
-      q = __fadd_rn(*reinterpret_cast<const float *>(G1 + byte_of(X3, j)), q);
+      float q = v7_product<SIGNED>(G0, X0, S0, j);
+      q = __fadd_rn(v7_product<SIGNED>(G0, X1, C0, j), q);
+      q = __fadd_rn(v7_product<SIGNED>(G1, X2, S2, j), q);
+      q = __fadd_rn(v7_product<SIGNED>(G1, X3, C1, j), q);
       p[j] = q;
     }
     if (!SK16 || it % 2 == 0) {
@@ -587,9 +619,9 @@ __device__ __forceinline__ void reduce_tiles(const __half *p, u32 N, u32 kt, flo
       for (int c = 0; c < 4; c++) r[c] = __fadd_rn(r[c], acc[j][c]);
 }
 
-static_assert(V7_THREADS == 128 && V7_PTAB == 8 * V7_THREADS,
+static_assert(V7_THREADS == 128 && V7_PTAB(16) == 8 * V7_THREADS && V7_PTAB(8) == 4 * V7_THREADS,
               "v7_body stages the 256 scale entries two per thread and a tile's product "
-              "table in 8 passes of 128 entries");
+              "table in 8 (16 codes) or 4 (8 codes) passes of 128 entries");
 
 // The kernel body for one (most tiles per block, fused, scale_k == 16)
 // combination; see sp24_gemv_v7. The block computes tpb <= MAXT tiles.
@@ -622,15 +654,21 @@ __device__ __forceinline__ void v7_body(float *sh_tab, float *sh_sc, u32 *sh_fla
   // (tid / 64 + 2 r) % 16, code (tid / 4) % 16, position tid % 4. All
   // activation loads first.
   const __half *arow = act + (u64)a * act_stride;
-  float av[MAXT * 8];
+  // Q codes per group table (SIGNED: 8); entry w = tid + 128 r is tile
+  // w / (64 Q), group (w / 4Q) % 16, code (tid / 4) % Q, position tid % 4.
+  constexpr bool SIGNED = MAXT > 1;
+  constexpr u32 Q = SIGNED ? 8u : 16u, QS = SIGNED ? 3u : 4u;  // QS = log2 Q
+  constexpr int R = MAXT * (int)V7_PTAB(Q) / V7_THREADS;
+  float av[R];
 #pragma unroll
-  for (int r = 0; r < MAXT * 8; r++) {
-    const u32 w = tid + V7_THREADS * (u32)r, tt = w >> 10;
-    av[r] = tt < nt ? __half2float(arow[(t_begin + tt) * V7_TILE_K + ((w >> 6) & 15u) * 4u + (w & 3u)]) : 0.0f;
+  for (int r = 0; r < R; r++) {
+    const u32 w = tid + V7_THREADS * (u32)r, tt = w >> (QS + 6u);
+    av[r] = tt < nt ? __half2float(arow[(t_begin + tt) * V7_TILE_K + ((w >> (QS + 2u)) & 15u) * 4u + (w & 3u)])
+                    : 0.0f;
   }
-  const float ev = e2m1_value((tid >> 2) & 15u);
+  const float ev = e2m1_value((tid >> 2) & (Q - 1u));
 #pragma unroll
-  for (int r = 0; r < MAXT * 8; r++) sh_tab[tid + V7_THREADS * r] = __fmul_rn(ev, av[r]);
+  for (int r = 0; r < R; r++) sh_tab[tid + V7_THREADS * r] = __fmul_rn(ev, av[r]);
   // Scale table, lut[s] * global[e]. lut is decoded in registers (constant
   // memory serialises the 32 different addresses of a warp); only the two
   // entries sp24_fill_lut overrides come from c_fp8_lut (uniform reads).
@@ -657,7 +695,7 @@ __device__ __forceinline__ void v7_body(float *sh_tab, float *sh_sc, u32 *sh_fla
         v7_load<SK16>(c2, m2, s2, B, M, S, N32, soff, rem, sk);
       }
       float acc[4];
-      v7_tile<FUSED, SK16>(c, m, s, sh_tab + tt * V7_PTAB, sh_sc, acc);
+      v7_tile<FUSED, SK16, SIGNED>(c, m, s, sh_tab + tt * V7_PTAB(Q), sh_sc, acc);
       *reinterpret_cast<uint2 *>(P + (u64)tt * N) = pack_h4(acc);
       if (tt + 1 < MAXT) {
 #pragma unroll
@@ -713,14 +751,16 @@ sp24_gemv_v7(const u8 *__restrict__ comp, const u8 *__restrict__ meta,
              const int *__restrict__ experts, u64 K, u64 N, u64 scale_k,
              u32 fused, u64 width, __half *__restrict__ partials,
              u32 *__restrict__ counters, __half *__restrict__ y) {
-  __shared__ __align__(16) float sh_tab[V7_MAX_TILES * V7_PTAB];
+  // the larger of the two bodies' tables: 1 tile of 16 codes, 3 of 8
+  __shared__ __align__(16) float sh_tab[V7_PTAB(16) > V7_MAX_TILES * V7_PTAB(8) ? V7_PTAB(16) : V7_MAX_TILES * V7_PTAB(8)];
   __shared__ float sh_sc[256];
   __shared__ u32 sh_flag;
   // Tiles per block: the grid's y extent is ceil(kt / T) for the T (1 to
   // V7_MAX_TILES) the Go side picked, so T' = ceil(kt / gridDim.y) <= T
   // covers every tile. One tile per block has its own body, its tables
   // and loads sized for one tile (the MoE step from DRAM: 8.4 us when it
-  // ran the 3-tile body, 7.7 us); 2 and 3 tiles share the 3-tile body.
+  // ran the 3-tile body, 7.7 us) and 16-code product tables; 2 and 3
+  // tiles share the 3-tile body, with 8-code tables (see v7_tile).
   const u32 kt = (u32)K / V7_TILE_K, tpb = (kt + gridDim.y - 1u) / gridDim.y;
   if (tpb > (u32)V7_MAX_TILES) __trap();
 #define V7_CALL(T)                                         \
