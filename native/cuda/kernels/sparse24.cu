@@ -566,15 +566,6 @@ __device__ __forceinline__ void v7_tile(const u32 (&c)[16], const u32 (&m)[8], c
   }
 }
 
-// reduce_tiles sums the kt fp16 partials of 4 adjacent columns (p: tile 0
-// of those columns, tiles N apart) with W interleaved accumulators (W = 4:
-// accumulator j takes tiles j, j+4, ...; W = 1: in tile order), then adds
-// the accumulators in order. Loads go through L2 (__ldcg: other blocks
-// wrote them; L1 is not coherent), 32 tiles at a time with no per-load
-// condition, then 8 at a time, then one by one: with a condition on each
-// load the compiler issued them a few at a time, and the reduction, which
-// only the last block of a column range runs and nothing overlaps, took
-// 2.3 us for 64 tiles (measured with per-block globaltimer stamps).
 // reduce_batch loads tiles t0 .. t0+B-1 (t0 a multiple of W), every load
 // before any add, and adds tile t0+i into accumulator i % W.
 template <int B, int W, class Add>
@@ -586,6 +577,15 @@ __device__ __forceinline__ void reduce_batch(const uint2 *q, u32 s, u32 t0, Add 
   for (int i = 0; i < B; i++) add(v[i], t0 + i, i % W);
 }
 
+// reduce_tiles sums the kt fp16 partials of 4 adjacent columns (p: tile 0
+// of those columns, tiles N apart) with W interleaved accumulators (W = 4:
+// accumulator j takes tiles j, j+4, ...; W = 1: in tile order), then adds
+// the accumulators in order. Loads go through L2 (__ldcg: other blocks
+// wrote them; L1 is not coherent), 32 tiles at a time with no per-load
+// condition, then 8 at a time, then one by one: with a condition on each
+// load the compiler issued them a few at a time, and the reduction, which
+// only the last block of a column range runs and nothing overlaps, took
+// 2.3 us for 64 tiles (measured with per-block globaltimer stamps).
 template <int W>
 __device__ __forceinline__ void reduce_tiles(const __half *p, u32 N, u32 kt, float (&r)[4]) {
   float acc[W][4];
@@ -650,12 +650,10 @@ __device__ __forceinline__ void v7_body(float *sh_tab, float *sh_sc, u32 *sh_fla
   u32 c[16], m[8], s[8];
   if (live && nt > 0u) v7_load<SK16>(c, m, s, B, M, S, N32, soff, rem, sk);
   // The shared tables are built while the first tile's loads are in flight.
-  // Product tables: entry w = tid + 128 r is tile r / 8, group
-  // (tid / 64 + 2 r) % 16, code (tid / 4) % 16, position tid % 4. All
-  // activation loads first.
+  // Product tables of Q codes per group (SIGNED: the 8 non-negative ones):
+  // entry w = tid + 128 r is tile w / (64 Q), group (w / 4Q) % 16, code
+  // (tid / 4) % Q, position tid % 4. All activation loads first.
   const __half *arow = act + (u64)a * act_stride;
-  // Q codes per group table (SIGNED: 8); entry w = tid + 128 r is tile
-  // w / (64 Q), group (w / 4Q) % 16, code (tid / 4) % Q, position tid % 4.
   constexpr bool SIGNED = MAXT > 1;
   constexpr u32 Q = SIGNED ? 8u : 16u, QS = SIGNED ? 3u : 4u;  // QS = log2 Q
   constexpr int R = MAXT * (int)V7_PTAB(Q) / V7_THREADS;
