@@ -8,6 +8,8 @@ import (
 	"math"
 	"slices"
 	"testing"
+
+	"github.com/bitexact/bitexact/golden"
 )
 
 // benchN is the element count of the bandwidth benchmarks: 2^28 float32
@@ -60,7 +62,7 @@ func readGBps(b *testing.B, d *Device, n int64, rot int) float64 {
 		if err := d.Memset(ctx, src, 0x5A); err != nil {
 			b.Fatal(err)
 		}
-		steps[r] = Step{Kernel: "util_read", Grid: Grid1D(n16, 256, 132*8), Block: Dims{256, 1, 1}, Args: []any{src, uint64(n16), sink}}
+		steps[r] = Step{Kernel: "util_read", Grid: Grid1D(n16, 256, d.sms*8), Block: Dims{256, 1, 1}, Args: []any{src, uint64(n16), sink}}
 	}
 	// the median of 5 timings: a 4.5 MB read took 3.4 to 6.1 us from one
 	// run to the next, which moved the MoE step's x_read by a third
@@ -119,17 +121,13 @@ func BenchmarkUnary(b *testing.B) {
 	}
 	defer d.Free(ctx, out)
 	copyBW := copyGBps(b, d, 4*benchN)
-	sms := 132
-	if info, err := d.Info(ctx); err == nil {
-		sms = info.SMs
-	}
 	for _, k := range Kernels {
 		if k.Conversion == "" {
 			continue
 		}
 		b.Run(k.Name, func(b *testing.B) {
 			for i := 0; i < b.N; i++ {
-				ms, err := d.Time(ctx, 20, k.Name, Dims{sms * 16, 1, 1}, Dims{256, 1, 1}, 0, in, out, uint64(benchN))
+				ms, err := d.Time(ctx, 20, k.Name, Dims{d.sms * 16, 1, 1}, Dims{256, 1, 1}, 0, in, out, uint64(benchN))
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -201,7 +199,7 @@ func BenchmarkBlocks(b *testing.B) {
 		steps []Step
 	}{
 		{"nvfp4_quantize", 4*n + 4*n + n/2 + n/16, copyBW, []Step{
-			{Kernel: "nvfp4_amax", Grid: Grid1D(n/4, 256, 132*8), Block: Dims{256, 1, 1}, Args: []any{x, uint64(n / 4), amax}},
+			{Kernel: "nvfp4_amax", Grid: Grid1D(n/4, 256, d.sms*8), Block: Dims{256, 1, 1}, Args: []any{x, uint64(n / 4), amax}},
 			{Kernel: "nvfp4_quantize", Grid: Grid1D(nb16, 256, 65535), Block: Dims{256, 1, 1},
 				Args: []any{x, uint64(rows), uint64(cols), amax, float32(0), uint32(0), packed, scales, uint32(0), gout}},
 		}},
@@ -262,7 +260,7 @@ func BenchmarkSparse24(b *testing.B) {
 		b.Run(name, func(b *testing.B) {
 			for i := 0; i < b.N; i++ {
 				// The table build is part of every compress call.
-				ms, err := d.TimeSteps(ctx, 20, sp24MetaTable(0, table), Step{Kernel: sp24CompressKernel(tr), Grid: sp24CompressGrid(tr, 1, n, k),
+				ms, err := d.TimeSteps(ctx, 20, sp24MetaTable(0, table), Step{Kernel: sp24CompressKernel(tr), Grid: sp24CompressGrid(tr, 1, n, k, d.sms),
 					Block: sp24CompressBlock(tr), Args: []any{codes, uint64(1), uint64(n), uint64(k), table, comp, meta, bad}})
 				if err != nil {
 					b.Fatal(err)
@@ -357,17 +355,14 @@ func BenchmarkGEMV(b *testing.B) {
 }
 
 // sparseBenchBytes is the pattern BenchmarkGEMV's "random" sparse cases
-// upload: xorshift bytes, so that the 32 lanes of a warp look up
-// different table entries (bank conflicts) as with real weights; the
-// "const" cases memset every byte alike, so every lookup is a broadcast.
+// upload: bytes of the golden set's generator, so that the 32 lanes of a
+// warp look up different table entries as with real weights; the "const"
+// cases memset every byte alike, so every lookup is a broadcast.
 func sparseBenchBytes(n int, seed uint64) []byte {
+	rng := golden.NewRNG(seed)
 	out := make([]byte, n)
-	x := seed | 1
 	for i := range out {
-		x ^= x << 13
-		x ^= x >> 7
-		x ^= x << 17
-		out[i] = byte(x >> 32)
+		out[i] = byte(rng.Uint32())
 	}
 	return out
 }

@@ -83,7 +83,7 @@ var Kernels = []Kernel{
 	{Name: "sp24_gemv_v7", Module: "sparse24",
 		Op: "gemv.sparse_fp4", Params: ops.Params{},
 		Optional: map[string][]string{"schedule": nil, "scale_decode": {"e4m3fn", "dgx_lut"}}, accepts: acceptsV7, run: runSparseGEMV,
-		Doc: "dgx-vllm v7 sparse FP4 GEMV (blockIdx.z experts, TILE_K 64, THREAD_N 4, uint32 loads, E4M3 scales) + fp16 partial reduction; two K tiles per block"},
+		Doc: "dgx-vllm v7 sparse FP4 GEMV (blockIdx.z experts, TILE_K 64, THREAD_N 4, uint32 loads, E4M3 scales) + fp16 partial reduction; 1 to 3 K tiles per block"},
 	{Name: "gemv_mxfp4_q8_1", Module: "gemv_mxfp4",
 		Op: "gemv.mxfp4_q8_1", Params: ops.Params{},
 		Optional: map[string][]string{"schedule": nil}, accepts: acceptsMMVQ, run: runMXFP4GEMV,

@@ -72,7 +72,7 @@ func runSparseCompress(ctx context.Context, d *Device, k Kernel, p ops.Params, i
 	if err := d.Launch(ctx, mt.Kernel, mt.Grid, mt.Block, 0, mt.Args...); err != nil {
 		return nil, err
 	}
-	if err := d.Launch(ctx, sp24CompressKernel(transposed), sp24CompressGrid(transposed, e, n, kk), sp24CompressBlock(transposed), 0,
+	if err := d.Launch(ctx, sp24CompressKernel(transposed), sp24CompressGrid(transposed, e, n, kk, d.sms), sp24CompressBlock(transposed), 0,
 		bc, uint64(e), uint64(n), uint64(kk), table, comp, meta, bad); err != nil {
 		return nil, err
 	}
@@ -134,8 +134,8 @@ func runSparseCompress(ctx context.Context, d *Device, k Kernel, p ops.Params, i
 
 // sp24CompressKernel and its launch shape: both kernels stage the 32 KB
 // meta table in shared memory once per block, so their grids are a few
-// blocks per SM (132 on an H100, whose shared memory holds 6 row-major or
-// 4 transposed blocks), looping over the work; any grid size is correct.
+// blocks per SM (an H100's shared memory holds 6 row-major or 4
+// transposed blocks), looping over the work; any grid size is correct.
 func sp24CompressKernel(transposed bool) string {
 	if transposed {
 		return "sp24_compress_t"
@@ -143,7 +143,7 @@ func sp24CompressKernel(transposed bool) string {
 	return "sp24_compress"
 }
 
-func sp24CompressGrid(transposed bool, e, n, k int) Dims {
+func sp24CompressGrid(transposed bool, e, n, k, sms int) Dims {
 	if transposed {
 		// As few rounds of 32-pair x 128-row units as 4 blocks per SM
 		// allow, spread evenly: 2048 units run as 512 blocks of 4, not 528
@@ -151,10 +151,10 @@ func sp24CompressGrid(transposed bool, e, n, k int) Dims {
 		// per unit; sizing the grid by units was measured (39.5 us for
 		// 8192x8192 with the table build on an H100) and kept.
 		tiles := e * ((k/8 + 31) / 32) * ((n + 127) / 128)
-		rounds := (tiles + 4*132 - 1) / (4 * 132)
+		rounds := (tiles + 4*sms - 1) / (4 * sms)
 		return Dims{(tiles + rounds - 1) / rounds, 1, 1}
 	}
-	return Grid1D(int64(e*n*k/32+1), 256, 6*132) // a thread per 4 pairs, and one for a remainder
+	return Grid1D(int64(e*n*k/32+1), 256, 6*sms) // a thread per 4 pairs, and one for a remainder
 }
 
 func sp24CompressBlock(transposed bool) Dims {

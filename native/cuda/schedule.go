@@ -33,9 +33,9 @@ const (
 	// MMVQRows is the rows each block of gemv_mxfp4_q8_1 computes (1 to
 	// its MMVQ_MAX_ROWS, 4: two row slots of 64 threads, two rows each);
 	// it shares the staged activations and does not change any row's
-	// arithmetic. On an H100 (K=4096, N=11776) 4 rows took 14.2 us with
-	// the weights coming from DRAM and 12.4 us L2-resident; 2 rows 17.1
-	// and 16.2 us (BenchmarkGEMV times both).
+	// arithmetic. On an H100 (K=4096, N=11776, BenchmarkGEMV) 4 rows took
+	// 14.6-14.9 us with the weights coming from DRAM and 12.3 us
+	// L2-resident; 2 rows 15.9 and 15.3 us.
 	MMVQRows = 4
 	// MMVQGroupK is the elements per thread step (half a 32-block).
 	MMVQGroupK = 16

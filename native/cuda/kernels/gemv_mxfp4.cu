@@ -50,9 +50,9 @@
 // bit-identical to the previous kernel at rows 1-4, fused and unfused, on
 // 27 shapes): the previous kernel (a thread per group, llama.cpp's
 // get_int_from_table_16 lookup, activations from global memory) 15.4 us
-// l2warm and 18.6 us dram; this one 12.4 and 14.2 us. Each of the three
-// changes alone, with the others as before: 14.7 / 16.2 us (a thread per
-// block), 12.6 / 17.1 us (the lookup). Also measured: 8 rows per block
+// l2warm and 18.6 us dram; this one 12.4 and 14.2 us. Along the way: a
+// thread per block alone 14.7 / 16.2 us, with the staged activations
+// 14.5 / 15.7 us; the lookup alone 12.6 / 17.1 us. Also measured: 8 rows per block
 // (12.0 / 15.5 us), 64-thread blocks (12.6 / 15.7 us), 64-bit weight loads
 // (same), a 40-register cap for 12 blocks per SM (17.2 / 20.5 us).
 // Measured slower earlier and not kept: staging the weight bytes in shared
@@ -75,15 +75,6 @@ __device__ __forceinline__ float mmvq_e8m0_half(u32 e) {
 
 #define MMVQ_MAX_ROWS 4        // rows per block at most: 2 row slots x 2 rows per thread
 #define MMVQ_ACT_CHUNK 128u    // q8_1 blocks of activations staged at a time (a multiple of 64)
-
-// prmt is PTX prmt.b32 with all four bits of each selector nibble: bit 3
-// replicates the sign bit of the byte bits 0-2 pick. (__byte_perm is
-// documented on the low three bits only.)
-__device__ __forceinline__ u32 prmt(u32 a, u32 b, u32 sel) {
-  u32 d;
-  asm("prmt.b32 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(sel));
-  return d;
-}
 
 // mmvq_dot8 returns s + Σ kvalues_mxfp4[code] * act over the 8 codes of q
 // (nibble i = code i; alo pairs with nibbles 0..3, ahi with 4..7, each

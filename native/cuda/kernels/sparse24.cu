@@ -504,8 +504,8 @@ template <bool SIGNED>
 __device__ __forceinline__ float v7_product(const char *G, u32 X, u32 S, int j) {
   const float v = *reinterpret_cast<const float *>(G + byte_of(X, j));
   if (!SIGNED) return v;
-  u32 sign;  // 0xFF000000 when bit 7 of byte j of S is set (PRMT sign-replicate), else 0
-  asm("prmt.b32 %0, %1, 0, %2;" : "=r"(sign) : "r"(S), "r"(0x0444u | ((8u | (u32)j) << 12)));
+  // 0xFF000000 when bit 7 of byte j of S is set (sign-replicate), else 0
+  const u32 sign = prmt(S, 0u, 0x0444u | ((8u | (u32)j) << 12));
   return __uint_as_float(__float_as_uint(v) ^ (sign & 0x80000000u));
 }
 
