@@ -35,12 +35,12 @@
 //    sp24_fill_lut uses (its two overridden entries, 0x7F and 0xFF, read
 //    from c_fp8_lut). The product is the same __fmul_rn, once per code
 //    instead of once per use.
-//  - Products from a table: per tile, the 1024 products e2m1(q) * a[k]
-//    (16 codes for each of the tile's 64 activations; the multi-tile body
-//    keeps the 512 of the 8 non-negative codes and flips the sign, so that
-//    a warp's lookups never conflict) in shared memory, so a kept value
-//    costs one lookup (offset formed with shifts and a PRMT) instead of
-//    two lookups and a multiply. E2M1 x fp16 products are exact
+//  - Products from a table: per tile, the 512 products e2m1(q) * a[k] of
+//    the 8 non-negative codes and the tile's 64 activations in shared
+//    memory (the code's sign bit flips the product, so that a warp's
+//    lookups never conflict), so a kept value costs one lookup (offset
+//    formed with shifts and a PRMT) and a sign flip instead of two
+//    lookups and a multiply. E2M1 x fp16 products are exact
 //    in float32, so fma(e, a, p) == __fadd_rn(e * a, p) == __fadd_rn(P, p):
 //    both fused settings run the same chain of adds, and only the scale
 //    step depends on `fused`.
@@ -53,8 +53,9 @@
 //    that ran at 40% occupancy), 1 for the MoE step (320 blocks instead
 //    of 160 on 132 SMs).
 //  - The reduction's loads go out 32 at a time with no per-load condition
-//    (see reduce_tiles), and the last block's count is an acquiring atomic
-//    instead of an atomic and a second fence.
+//    (see reduce_tiles), and the count is one acq_rel atomic by one thread
+//    after a barrier, with no fence in every thread.
+//  - The activation loads go out before the weights' (see v7_body).
 //  - scale_k == 16 (the NVFP4 block) has its own path that loads and looks
 //    up each scale row once per 16 K; 32-bit index math, with no 64-bit
 //    division (the per-step k / scale_k).
@@ -434,9 +435,9 @@ extern "C" __global__ void sp24_fill_lut(float *__restrict__ out, u32 mode) {
 #ifndef V7_MIN_BLOCKS
 #define V7_MIN_BLOCKS 4  // resident blocks per SM the register budget targets
 #endif
-// Floats of a tile's product table: 16 groups x Q codes x 4 positions, Q
-// = 16 (every code) or 8 (the non-negative codes; see v7_tile).
-#define V7_PTAB(Q) (V7_TILE_K / 4 * (Q) * 4)
+// Floats of a tile's product table: 16 groups x 8 non-negative codes x 4
+// positions (see v7_tile).
+#define V7_PTAB (V7_TILE_K / 4 * 8 * 4)
 
 // E2M1 code q (low nibble) to float, by its bits (-0 for code 8).
 __device__ __forceinline__ float e2m1_value(u32 q) {
@@ -495,40 +496,37 @@ __device__ __forceinline__ void v7_load(u32 (&c)[16], u32 (&m)[8], u32 (&s)[8], 
 }
 
 // v7_product is the kept value's product looked up at byte offset byte j
-// of X in the group table G; SIGNED: the table holds the 8 non-negative
-// codes only and bit 7 of byte j of S (the code's sign bit) flips the
-// product, which is exact: e2m1(q | 8) * a == -(e2m1(q) * a), -0 included,
-// and a NaN's sign never reaches an output (the adds and the fma return
-// the canonical NaN).
-template <bool SIGNED>
+// of X in the group table G, which holds the 8 non-negative codes only:
+// bit 8j+7 of S (the code's sign bit) flips the product, which is exact:
+// e2m1(q | 8) * a == -(e2m1(q) * a), -0 included, and a NaN's sign never
+// reaches an output (the adds and the fma return the canonical NaN). The
+// sign reaches bit 31 by a shift (none for j = 3), which the compiler
+// merges with the shift that formed S: fewer instructions than a PRMT
+// sign-replicate per product (4096 x 11776 from DRAM 16.9 -> 16.2 us).
 __device__ __forceinline__ float v7_product(const char *G, u32 X, u32 S, int j) {
   const float v = *reinterpret_cast<const float *>(G + byte_of(X, j));
-  if (!SIGNED) return v;
-  // 0xFF000000 when bit 7 of byte j of S is set (sign-replicate), else 0
-  const u32 sign = prmt(S, 0u, 0x0444u | ((8u | (u32)j) << 12));
-  return __uint_as_float(__float_as_uint(v) ^ (sign & 0x80000000u));
+  return __uint_as_float(__float_as_uint(v) ^ ((S << (24 - 8 * j)) & 0x80000000u));
 }
 
 // One tile's 8 steps for 4 columns: acc = the tile's float sum per
-// column. tab is the tile's product table, P[g][q][i] (byte offset
-// Q*16 g + 16 q + 4 i) = e2m1(q) * a[4g + i] for Q = 16 codes, or Q = 8
-// non-negative codes when SIGNED; sc_tab[s] = lut[s] * g.
-// The 4 kept products of an 8-K step are added in the seed's order, p =
-// P0, then p = P + p: the same value as fma(e, a, p), the product being
-// exact, so one chain serves both fused settings.
-// SIGNED: the 32 words of a group's table fill the 32 banks once, so a
-// warp's lookups never conflict; with 16 codes (64 words) random weights
-// cost 2.1 wavefronts per lookup (Nsight Compute). The sign costs a PRMT
-// and a LOP3 per product. Measured on an H100, 4096 x 11776 from DRAM, 3
-// tiles per block: random weight bytes 18.2 -> 16.7 us, constant bytes
-// (every lookup a broadcast) 16.2 -> 16.6 us; with 1 tile per block (the
-// MoE step) constant bytes lost more (7.6 -> 8.1 us) than random ones
-// gained (8.3 -> 8.2 us), so the one-tile body keeps 16 codes.
-template <bool FUSED, bool SK16, bool SIGNED>
+// column. tab is the tile's product table, P[g][q][i] (byte offset 128 g
+// + 16 q + 4 i) = e2m1(q) * a[4g + i] for the 8 non-negative codes q;
+// sc_tab[s] = lut[s] * g. The 4 kept products of an 8-K step are added in
+// the seed's order, p = P0, then p = P + p: the same value as fma(e, a,
+// p), the product being exact, so one chain serves both fused settings.
+// The 32 words of a group's table fill the 32 shared-memory banks once, so
+// a warp's lookups never conflict; a table of all 16 codes (64 words)
+// cost random weights 2.1 wavefronts per lookup (Nsight Compute), paid
+// for by the sign's shift and LOP3. Measured on an H100 from DRAM, random
+// / constant weight bytes: 4096 x 11776 at 3 tiles per block 18.2 / 16.2
+// -> 16.7 / 16.6 us (with the PRMT sign); the MoE step at 1 tile per
+// block 8.3 / 7.5 -> 7.9 / 7.9 us (with the shift; constant bytes make
+// every lookup a broadcast, so only they lose).
+template <bool FUSED, bool SK16>
 __device__ __forceinline__ void v7_tile(const u32 (&c)[16], const u32 (&m)[8], const u32 (&s)[8],
                                         const float *tab, const float *sc_tab, float (&acc)[4]) {
-  constexpr u32 QM = SIGNED ? 0x70707070u : 0xF0F0F0F0u;  // code bits of the offset
-  constexpr int GB = SIGNED ? 128 : 256;                   // bytes per group table
+  constexpr u32 QM = 0x70707070u;  // magnitude bits of the code, the offset's bits 4-6
+  constexpr int GB = 128;          // bytes per group table
   float scv[4];
 #pragma unroll
   for (int j = 0; j < 4; j++) acc[j] = 0.0f;
@@ -536,10 +534,10 @@ __device__ __forceinline__ void v7_tile(const u32 (&c)[16], const u32 (&m)[8], c
   for (int it = 0; it < 8; it++) {
     const u32 C0 = c[2 * it], C1 = c[2 * it + 1], Mb = m[it];
     float p[4];
-    // byte j of Xi: code << 4 | pos << 2 (code & 7 when SIGNED), the byte
-    // offset of P[code][pos] in its group, for the 4 kept values (group
-    // 2it: X0, X1; 2it+1: X2, X3); bit 7 of byte j of C0 << 4, C0, C1 << 4,
-    // C1 is the same value's sign bit
+    // byte j of Xi: (code & 7) << 4 | pos << 2, the byte offset of
+    // P[code][pos] in its group, for the 4 kept values (group 2it: X0, X1;
+    // 2it+1: X2, X3); bit 8j+7 of C0 << 4, C0, C1 << 4, C1 is the same
+    // value's sign bit
     const u32 S0 = C0 << 4, S2 = C1 << 4;
     const u32 X0 = (S0 & QM) | ((Mb << 2) & 0x0C0C0C0Cu);
     const u32 X1 = (C0 & QM) | (Mb & 0x0C0C0C0Cu);
@@ -549,10 +547,10 @@ __device__ __forceinline__ void v7_tile(const u32 (&c)[16], const u32 (&m)[8], c
     const char *G1 = G0 + GB;                                            // group 2it+1
 #pragma unroll
     for (int j = 0; j < 4; j++) {
-      float q = v7_product<SIGNED>(G0, X0, S0, j);
-      q = __fadd_rn(v7_product<SIGNED>(G0, X1, C0, j), q);
-      q = __fadd_rn(v7_product<SIGNED>(G1, X2, S2, j), q);
-      q = __fadd_rn(v7_product<SIGNED>(G1, X3, C1, j), q);
+      float q = v7_product(G0, X0, S0, j);
+      q = __fadd_rn(v7_product(G0, X1, C0, j), q);
+      q = __fadd_rn(v7_product(G1, X2, S2, j), q);
+      q = __fadd_rn(v7_product(G1, X3, C1, j), q);
       p[j] = q;
     }
     if (!SK16 || it % 2 == 0) {
@@ -619,9 +617,9 @@ __device__ __forceinline__ void reduce_tiles(const __half *p, u32 N, u32 kt, flo
       for (int c = 0; c < 4; c++) r[c] = __fadd_rn(r[c], acc[j][c]);
 }
 
-static_assert(V7_THREADS == 128 && V7_PTAB(16) == 8 * V7_THREADS && V7_PTAB(8) == 4 * V7_THREADS,
+static_assert(V7_THREADS == 128 && V7_PTAB == 4 * V7_THREADS,
               "v7_body stages the 256 scale entries two per thread and a tile's product "
-              "table in 8 (16 codes) or 4 (8 codes) passes of 128 entries");
+              "table in 4 passes of 128 entries");
 
 // The kernel body for one (most tiles per block, fused, scale_k == 16)
 // combination; see sp24_gemv_v7. The block computes tpb <= MAXT tiles.
@@ -639,7 +637,22 @@ __device__ __forceinline__ void v7_body(float *sh_tab, float *sh_sc, u32 *sh_fla
   const u32 nt = t_begin >= kt ? 0u : (kt - t_begin < tpb ? kt - t_begin : tpb);
   const u32 n0 = (blockIdx.x * V7_THREADS + tid) * 4u;
   const bool live = n0 < N32;
+  // Load order: the expert first (the weight addresses wait for it), the
+  // activations while it is in flight, then the first tile's weights;
+  // the shared tables are built while those are in flight. With the
+  // weights first, the activation loads queued behind them and the tables
+  // waited for DRAM (4096 x 11776 from DRAM: 16.2 -> 15.8 us).
   const u32 e = (u32)experts[a];
+  // Product tables: entry w = tid + 128 r is tile w / 512, group (w / 32)
+  // % 16, code (tid / 4) % 8, position tid % 4.
+  const __half *arow = act + (u64)a * act_stride;
+  constexpr int R = MAXT * V7_PTAB / V7_THREADS;
+  __half ah[R];
+#pragma unroll
+  for (int r = 0; r < R; r++) {
+    const u32 w = tid + V7_THREADS * (u32)r, tt = w >> 9;
+    ah[r] = tt < nt ? arow[(t_begin + tt) * V7_TILE_K + ((w >> 5) & 15u) * 4u + (w & 3u)] : __ushort_as_half(0);
+  }
   const u8 *B = comp + ((u64)e * (K32 / 4u) + (u64)t_begin * 16u) * N + n0;
   const u8 *M = meta + ((u64)e * (K32 / 8u) + (u64)t_begin * 8u) * N + n0;
   const u8 *S = scales + (u64)e * (K32 / sk) * N + n0;
@@ -649,24 +662,9 @@ __device__ __forceinline__ void v7_body(float *sh_tab, float *sh_sc, u32 *sh_fla
   u32 soff = srow * N32;
   u32 c[16], m[8], s[8];
   if (live && nt > 0u) v7_load<SK16>(c, m, s, B, M, S, N32, soff, rem, sk);
-  // The shared tables are built while the first tile's loads are in flight.
-  // Product tables of Q codes per group (SIGNED: the 8 non-negative ones):
-  // entry w = tid + 128 r is tile w / (64 Q), group (w / 4Q) % 16, code
-  // (tid / 4) % Q, position tid % 4. All activation loads first.
-  const __half *arow = act + (u64)a * act_stride;
-  constexpr bool SIGNED = MAXT > 1;
-  constexpr u32 Q = SIGNED ? 8u : 16u, QS = SIGNED ? 3u : 4u;  // QS = log2 Q
-  constexpr int R = MAXT * (int)V7_PTAB(Q) / V7_THREADS;
-  float av[R];
+  const float ev = e2m1_value((tid >> 2) & 7u);
 #pragma unroll
-  for (int r = 0; r < R; r++) {
-    const u32 w = tid + V7_THREADS * (u32)r, tt = w >> (QS + 6u);
-    av[r] = tt < nt ? __half2float(arow[(t_begin + tt) * V7_TILE_K + ((w >> (QS + 2u)) & 15u) * 4u + (w & 3u)])
-                    : 0.0f;
-  }
-  const float ev = e2m1_value((tid >> 2) & (Q - 1u));
-#pragma unroll
-  for (int r = 0; r < R; r++) sh_tab[tid + V7_THREADS * r] = __fmul_rn(ev, av[r]);
+  for (int r = 0; r < R; r++) sh_tab[tid + V7_THREADS * r] = __fmul_rn(ev, __half2float(ah[r]));
   // Scale table, lut[s] * global[e]. lut is decoded in registers (constant
   // memory serialises the 32 different addresses of a warp); only the two
   // entries sp24_fill_lut overrides come from c_fp8_lut (uniform reads).
@@ -693,7 +691,7 @@ __device__ __forceinline__ void v7_body(float *sh_tab, float *sh_sc, u32 *sh_fla
         v7_load<SK16>(c2, m2, s2, B, M, S, N32, soff, rem, sk);
       }
       float acc[4];
-      v7_tile<FUSED, SK16, SIGNED>(c, m, s, sh_tab + tt * V7_PTAB(Q), sh_sc, acc);
+      v7_tile<FUSED, SK16>(c, m, s, sh_tab + tt * V7_PTAB, sh_sc, acc);
       *reinterpret_cast<uint2 *>(P + (u64)tt * N) = pack_h4(acc);
       if (tt + 1 < MAXT) {
 #pragma unroll
@@ -707,16 +705,17 @@ __device__ __forceinline__ void v7_body(float *sh_tab, float *sh_sc, u32 *sh_fla
     }
   }
   // The last of the gridDim.y blocks of this column range to arrive
-  // reduces it: every thread's fence releases its partials before the
-  // count, and the count is taken with acquire semantics, which orders
-  // the reducer's loads after it (the block's other threads through the
-  // barrier); a second fence there cost 0.35 us of the tail.
-  __threadfence();
+  // reduces it. The barrier orders every thread's partial stores before
+  // thread 0's count, an acq_rel atomic: its release publishes them (the
+  // barrier makes them precede it, as in cooperative groups' grid sync)
+  // and its acquire orders the reducer's loads after the other blocks'
+  // releases (the block's other threads through the second barrier). One
+  // fence.acq_rel instead of a __threadfence (fence.sc) in every thread.
   __syncthreads();
   u32 *counter = counters + a * gridDim.x + blockIdx.x;
   if (tid == 0) {
     u32 before;
-    asm volatile("atom.acquire.gpu.global.add.u32 %0, [%1], 1;" : "=r"(before) : "l"(counter) : "memory");
+    asm volatile("atom.acq_rel.gpu.global.add.u32 %0, [%1], 1;" : "=r"(before) : "l"(counter) : "memory");
     *sh_flag = before == gridDim.y - 1u ? 1u : 0u;
   }
   __syncthreads();
@@ -749,16 +748,14 @@ sp24_gemv_v7(const u8 *__restrict__ comp, const u8 *__restrict__ meta,
              const int *__restrict__ experts, u64 K, u64 N, u64 scale_k,
              u32 fused, u64 width, __half *__restrict__ partials,
              u32 *__restrict__ counters, __half *__restrict__ y) {
-  // the larger of the two bodies' tables: 1 tile of 16 codes, 3 of 8
-  __shared__ __align__(16) float sh_tab[V7_PTAB(16) > V7_MAX_TILES * V7_PTAB(8) ? V7_PTAB(16) : V7_MAX_TILES * V7_PTAB(8)];
+  __shared__ __align__(16) float sh_tab[V7_MAX_TILES * V7_PTAB];
   __shared__ float sh_sc[256];
   __shared__ u32 sh_flag;
   // Tiles per block: the grid's y extent is ceil(kt / T) for the T (1 to
   // V7_MAX_TILES) the Go side picked, so T' = ceil(kt / gridDim.y) <= T
   // covers every tile. One tile per block has its own body, its tables
   // and loads sized for one tile (the MoE step from DRAM: 8.4 us when it
-  // ran the 3-tile body, 7.7 us) and 16-code product tables; 2 and 3
-  // tiles share the 3-tile body, with 8-code tables (see v7_tile).
+  // ran the 3-tile body, 7.7 us); 2 and 3 tiles share the 3-tile body.
   const u32 kt = (u32)K / V7_TILE_K, tpb = (kt + gridDim.y - 1u) / gridDim.y;
   if (tpb > (u32)V7_MAX_TILES) __trap();
 #define V7_CALL(T)                                         \
