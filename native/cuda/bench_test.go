@@ -355,14 +355,27 @@ func BenchmarkGEMV(b *testing.B) {
 }
 
 // sparseBenchBytes is the pattern BenchmarkGEMV's "random" sparse cases
-// upload: bytes of the golden set's generator, so that the 32 lanes of a
-// warp look up different table entries as with real weights; the "const"
-// cases memset every byte alike, so every lookup is a broadcast.
-func sparseBenchBytes(n int, seed uint64) []byte {
+// upload, drawn from the golden set's generator so that the 32 lanes of a
+// warp look up different table entries as with real weights (the "const"
+// cases memset every byte alike, so every lookup is a broadcast): for
+// comp (part 0) any bytes, two E2M1 codes each; for meta (part 1) a valid
+// 2:4 index pair i0 < i1 in each nibble, as compress writes; for scales
+// (part 2) positive finite E4M3 codes 0x01-0x7E, as NVFP4 block scales
+// are.
+func sparseBenchBytes(part, n int, seed uint64) []byte {
+	pairs := [6]byte{0x4, 0x8, 0xC, 0x9, 0xD, 0xE} // i0 | i1 << 2
 	rng := golden.NewRNG(seed)
 	out := make([]byte, n)
 	for i := range out {
-		out[i] = byte(rng.Uint32())
+		r := rng.Uint32()
+		switch part {
+		case 1:
+			out[i] = pairs[r%6] | pairs[(r>>8)%6]<<4
+		case 2:
+			out[i] = byte(1 + r%0x7E)
+		default:
+			out[i] = byte(r)
+		}
 	}
 	return out
 }
@@ -380,7 +393,7 @@ func benchSparseGEMV(b *testing.B, d *Device, e, na, k, n int, random bool, repo
 	var randomBytes [3][]byte
 	if random {
 		for i, n := range sizes {
-			randomBytes[i] = sparseBenchBytes(n, uint64(i+1)*0x9E3779B97F4A7C15)
+			randomBytes[i] = sparseBenchBytes(i, n, uint64(i+1)*0x9E3779B97F4A7C15)
 		}
 	}
 	weights := func() (comp, meta, scales Buffer) {
