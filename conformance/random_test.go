@@ -13,6 +13,7 @@ import (
 	"github.com/bitexact/bitexact/native/cuda"
 	"github.com/bitexact/bitexact/refimpl/half"
 	"github.com/bitexact/bitexact/refimpl/ops"
+	"github.com/bitexact/bitexact/refimpl/sparse24"
 	"github.com/bitexact/bitexact/refimpl/tensor"
 )
 
@@ -58,7 +59,7 @@ func TestLargeRandom(t *testing.T) {
 	}
 	code := func() byte { return byte(rng.Intn(16)) }
 	validMeta := func() byte {
-		pairs := []byte{0x4, 0x8, 0xC, 0x9, 0xD, 0xE}
+		pairs := sparse24.MetaNibbles
 		return pairs[rng.Intn(6)] | pairs[rng.Intn(6)]<<4
 	}
 	scaleByte := func() byte { return byte(0x20 + rng.Intn(0x30)) } // finite E4M3, 2^-3 .. 2^3

@@ -357,7 +357,7 @@ func init() {
 			for i := range comp {
 				comp[i] = uint8(r.Uint64())
 			}
-			pairs := [6]uint8{0 | 1<<2, 0 | 2<<2, 0 | 3<<2, 1 | 2<<2, 1 | 3<<2, 2 | 3<<2}
+			pairs := sparse24.MetaNibbles
 			meta := make([]uint8, spE*spK/8*spN)
 			for i := range meta {
 				meta[i] = pairs[r.Intn(6)] | pairs[r.Intn(6)]<<4

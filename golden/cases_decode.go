@@ -3,6 +3,7 @@ package golden
 import (
 	"github.com/bitexact/bitexact/refimpl/nvfp4"
 	"github.com/bitexact/bitexact/refimpl/ops"
+	"github.com/bitexact/bitexact/refimpl/sparse24"
 	"github.com/bitexact/bitexact/refimpl/tensor"
 )
 
@@ -126,7 +127,7 @@ func init() {
 		Description: "comp U8 [64,128] random nibble pairs and meta U8 [64,64] random valid index pairs (N=64, K=512, row-major)",
 		Make: func(seed uint64) (ops.Tensors, error) {
 			r := NewRNG(seed)
-			pairs := [6]uint8{0 | 1<<2, 0 | 2<<2, 0 | 3<<2, 1 | 2<<2, 1 | 3<<2, 2 | 3<<2}
+			pairs := sparse24.MetaNibbles
 			meta := make([]uint8, 64*64)
 			for i := range meta {
 				meta[i] = pairs[r.Intn(6)] | pairs[r.Intn(6)]<<4

@@ -6,6 +6,7 @@ import (
 
 	"github.com/bitexact/bitexact/refimpl/half"
 	"github.com/bitexact/bitexact/refimpl/ops"
+	"github.com/bitexact/bitexact/refimpl/sparse24"
 	"github.com/bitexact/bitexact/refimpl/tensor"
 )
 
@@ -146,7 +147,7 @@ func init() {
 			comp := make([]uint8, E*K/4*N)
 			meta := make([]uint8, E*K/8*N)
 			sc := make([]uint8, E*K/16*N)
-			pairs := [6]uint8{0 | 1<<2, 0 | 2<<2, 0 | 3<<2, 1 | 2<<2, 1 | 3<<2, 2 | 3<<2}
+			pairs := sparse24.MetaNibbles
 			for e := 0; e < E; e++ {
 				for k := 0; k < K; k += 8 { // one meta byte, two comp bytes per 8 K
 					tile, g := k/64, k%64/8

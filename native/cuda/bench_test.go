@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/bitexact/bitexact/golden"
+	"github.com/bitexact/bitexact/refimpl/sparse24"
 )
 
 // benchN is the element count of the bandwidth benchmarks: 2^28 float32
@@ -363,7 +364,7 @@ func BenchmarkGEMV(b *testing.B) {
 // (part 2) positive finite E4M3 codes 0x01-0x7E, as NVFP4 block scales
 // are.
 func sparseBenchBytes(part, n int, seed uint64) []byte {
-	pairs := [6]byte{0x4, 0x8, 0xC, 0x9, 0xD, 0xE} // i0 | i1 << 2
+	pairs := sparse24.MetaNibbles
 	rng := golden.NewRNG(seed)
 	out := make([]byte, n)
 	for i := range out {

@@ -120,6 +120,11 @@ func cutlassDegenerate(mask uint8) uint8 {
 	}
 }
 
+// MetaNibbles are the six valid metadata nibbles i0 | i1<<2 (i0 < i1),
+// in the order of (i0, i1): (0,1) (0,2) (0,3) (1,2) (1,3) (2,3). Test
+// inputs draw random valid metadata from it.
+var MetaNibbles = [6]uint8{0 | 1<<2, 0 | 2<<2, 0 | 3<<2, 1 | 2<<2, 1 | 3<<2, 2 | 3<<2}
+
 // Select returns the metadata nibble i0 | i1<<2 (i0 < i1) of the two
 // codes of g that rule keeps. Only the low nibble of each code is read.
 func (rule TieRule) Select(g [4]uint8) uint8 {
