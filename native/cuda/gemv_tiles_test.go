@@ -11,6 +11,7 @@ import (
 	"github.com/bitexact/bitexact/golden"
 	"github.com/bitexact/bitexact/refimpl/half"
 	"github.com/bitexact/bitexact/refimpl/ops"
+	"github.com/bitexact/bitexact/refimpl/sparse24"
 	"github.com/bitexact/bitexact/refimpl/tensor"
 )
 
@@ -33,10 +34,10 @@ func TestSparseGEMVTiles(t *testing.T) {
 		}
 		return tensor.FromU8(shape, b)
 	}
-	pairs := []byte{0x4, 0x8, 0xC, 0x9, 0xD, 0xE} // i0 | i1<<2 with i0 < i1
+	pairs := sparse24.MetaNibbles
 	// normal activations, row 0 with the fp16 edges spread among them: ±0, the
-	// smallest subnormal, the largest finite, ±Inf and NaN (the multi-tile
-	// body flips the sign of looked-up products, NaN and -0 among them)
+	// smallest subnormal, the largest finite, ±Inf and NaN (both bodies
+	// flip the sign of looked-up products, NaN and -0 among them)
 	edges := []uint16{0x0000, 0x8000, 0x0001, 0x7BFF, 0xFBFF, 0x7C00, 0xFC00, 0x7E00}
 	act := make([]uint16, a*k)
 	for i := range act {

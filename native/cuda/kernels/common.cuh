@@ -24,15 +24,6 @@ typedef unsigned long long u64;
   for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < (n);           \
        i += (u64)gridDim.x * blockDim.x)
 
-// prmt is PTX prmt.b32 with all four bits of each selector nibble: bit 3
-// replicates the sign bit of the byte bits 0-2 pick (0x00 or 0xFF).
-// __byte_perm is documented on the low three bits only.
-__device__ __forceinline__ u32 prmt(u32 a, u32 b, u32 sel) {
-  u32 d;
-  asm("prmt.b32 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(sel));
-  return d;
-}
-
 // UNARY_KERNELS defines the two entry points of a float32 -> byte-code
 // conversion FN (a __device__ function float -> u32, code in the low byte):
 //   NAME_range(start, out, n): out[i] = FN(bits(start + i)), i < n, the

@@ -73,6 +73,15 @@ __device__ __forceinline__ float mmvq_e8m0_half(u32 e) {
   return e == 0xFFu ? __uint_as_float(0x7FC00000u) : e8m0_half(e);
 }
 
+// prmt is PTX prmt.b32 with all four bits of each selector nibble: bit 3
+// replicates the sign bit of the byte bits 0-2 pick (0x00 or 0xFF).
+// __byte_perm is documented on the low three bits only.
+__device__ __forceinline__ u32 prmt(u32 a, u32 b, u32 sel) {
+  u32 d;
+  asm("prmt.b32 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(sel));
+  return d;
+}
+
 #define MMVQ_MAX_ROWS 4        // rows per block at most: 2 row slots x 2 rows per thread
 #define MMVQ_ACT_CHUNK 128u    // q8_1 blocks of activations staged at a time (a multiple of 64)
 
