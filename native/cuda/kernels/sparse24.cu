@@ -445,11 +445,12 @@ extern "C" __global__ void sp24_fill_lut(float *__restrict__ out, u32 mode) {
 // positions (see v7_tile).
 #define V7_PTAB (V7_TILE_K / 4 * 8 * 4)
 
-// E2M1 code q (low nibble) to float, by its bits (-0 for code 8).
-__device__ __forceinline__ float e2m1_value(u32 q) {
+// The value of non-negative E2M1 code q (0 to 7), by its bits: the
+// product tables hold these codes only (a code's sign bit flips the
+// looked-up product, see v7_product).
+__device__ __forceinline__ float e2m1_magnitude(u32 q) {
   u32 e = (q >> 1) & 3u, m = q & 1u;
-  u32 bits = e ? (((e + 126u) << 23) | (m << 22)) : (m ? 0x3F000000u : 0u);
-  return __uint_as_float(bits | ((q & 8u) << 28));
+  return __uint_as_float(e ? (((e + 126u) << 23) | (m << 22)) : (m ? 0x3F000000u : 0u));
 }
 
 // Byte j of x, zero-extended (one PRMT).
@@ -670,7 +671,7 @@ __device__ __forceinline__ void v7_body(float *sh_tab, float *sh_sc, u32 *sh_fla
   u32 soff = srow * N32;
   u32 c[16], m[8], s[8];
   if (live && nt > 0u) v7_load<SK16>(c, m, s, B, M, S, N32, soff, rem, sk);
-  const float ev = e2m1_value((tid >> 2) & 7u);
+  const float ev = e2m1_magnitude((tid >> 2) & 7u);
 #pragma unroll
   for (int r = 0; r < R; r++) sh_tab[tid + V7_THREADS * r] = __fmul_rn(ev, __half2float(ah[r]));
   // Scale table, lut[s] * global[e]. lut is decoded in registers (constant
