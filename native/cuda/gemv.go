@@ -244,9 +244,6 @@ func mmvqConfig(p ops.Params) (bool, error) {
 // tiles per block mean more blocks to spread over the SMs (the MoE step,
 // 10 experts x 2048 x 512: 320 blocks at 1 tile, 160 at 2).
 func v7Tiles(n, k, a, sms int) int {
-	if v7TilesOverride > 0 {
-		return v7TilesOverride
-	}
 	kt, cols, slots := k/V7TileK, (n+511)/512, max(sms, 1)*V7BlocksPerSM
 	best, bestWaves := 1, 0
 	for t := 1; t <= V7MaxTiles; t++ {
@@ -257,10 +254,6 @@ func v7Tiles(n, k, a, sms int) int {
 	}
 	return best
 }
-
-// v7TilesOverride, when positive, is the tiles per block v7Tiles returns:
-// a test hook that runs every value on the same inputs.
-var v7TilesOverride int
 
 // v7Grid is sp24_gemv_v7's launch grid for n columns, K = k and a active
 // experts at tiles tiles per block: 512 columns (V7Threads x 4) by tiles
@@ -273,6 +266,16 @@ func v7Grid(n, k, a, tiles int) Dims {
 }
 
 func runSparseGEMV(ctx context.Context, d *Device, k Kernel, p ops.Params, in ops.Tensors) (ops.Tensors, error) {
+	return runSparseGEMVTiles(ctx, d, k, p, in, 0)
+}
+
+// runSparseGEMVTiles is runSparseGEMV at tiles tiles per block, 1 to
+// V7MaxTiles, or at v7Tiles's choice for the shape when tiles is 0:
+// TestSparseGEMVTiles runs every value on the same inputs.
+func runSparseGEMVTiles(ctx context.Context, d *Device, k Kernel, p ops.Params, in ops.Tensors, tiles int) (ops.Tensors, error) {
+	if tiles < 0 || tiles > V7MaxTiles {
+		return nil, fmt.Errorf("cuda: kernel %s: %d tiles per block, want 1 to %d", k.Name, tiles, V7MaxTiles)
+	}
 	fused, width, err := v7Config(p)
 	if err != nil {
 		return nil, fmt.Errorf("cuda: kernel %s: %w", k.Name, err)
@@ -377,7 +380,10 @@ func runSparseGEMV(ctx context.Context, d *Device, k Kernel, p ops.Params, in op
 	if err != nil {
 		return nil, err
 	}
-	grid := v7Grid(n, kk, a, v7Tiles(n, kk, a, d.sms))
+	if tiles == 0 {
+		tiles = v7Tiles(n, kk, a, d.sms)
+	}
+	grid := v7Grid(n, kk, a, tiles)
 	counters, err := b.zeros(int64(4 * a * grid.X))
 	if err != nil {
 		return nil, err

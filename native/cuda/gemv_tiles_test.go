@@ -53,7 +53,10 @@ func TestSparseGEMVTiles(t *testing.T) {
 		"act":     tensor.FromBits16(tensor.F16, []int{a, k}, act),
 		"experts": tensor.FromI32([]int{a}, []int32{2, 0}),
 	}
-	defer func() { v7TilesOverride = 0 }()
+	kernel, err := LookupKernel("sp24_gemv_v7")
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, sk := range []int{16, 24} {
 		in["scales"] = u8s([]int{e, k / sk, n}, func() byte { return byte(0x20 + rng.Intn(0x30)) })
 		for _, s := range []struct {
@@ -67,8 +70,7 @@ func TestSparseGEMVTiles(t *testing.T) {
 			}
 			for tiles := 1; tiles <= V7MaxTiles; tiles++ {
 				t.Run(fmt.Sprintf("scale_k=%d/fused=%v/width=%d/tiles=%d", sk, s.fused, s.width, tiles), func(t *testing.T) {
-					v7TilesOverride = tiles
-					got, err := Engine{Dev: d}.Run(ctx, "gemv.sparse_fp4", p, in)
+					got, err := runSparseGEMVTiles(ctx, d, kernel, p, in, tiles)
 					if err != nil {
 						t.Fatal(err)
 					}
