@@ -520,6 +520,9 @@ func (d *Device) timed(reps int, ms *float64, f func() error) error {
 	if err := f(); err != nil { // warm-up
 		return err
 	}
+	if err := d.hold(); err != nil {
+		return err
+	}
 	if err := start.Record(cu.Stream{}); err != nil {
 		return err
 	}
@@ -539,6 +542,38 @@ func (d *Device) timed(reps int, ms *float64, f func() error) error {
 		return err
 	}
 	*ms = t / float64(reps)
+	return nil
+}
+
+// holdCycles is how long hold keeps the stream busy: about a millisecond
+// at the H100's 1.6-2 GHz, where enqueuing 50 launches through cgo takes
+// a few hundred microseconds.
+const holdCycles = 2_000_000
+
+// hold queues util_spin, which keeps the stream busy for holdCycles SM
+// cycles, so that everything timed queues behind it and the start event
+// runs only once it is all enqueued: the events then time the GPU running
+// the launches back to back, not the host enqueuing them, whose cgo
+// launch costs microseconds, near a small kernel's own time. Driver
+// thread only.
+func (d *Device) hold() error {
+	fn, err := d.function("util_spin")
+	if err != nil {
+		return &KernelError{"util_spin", "lookup", err}
+	}
+	done, err := d.stage(4)
+	if err != nil {
+		return err
+	}
+	ptrs, vals, err := packArgs([]any{uint64(holdCycles), Buffer{ptr: done, n: 4}})
+	if err != nil {
+		return err
+	}
+	err = fn.Launch(1, 1, 1, 1, 1, 1, 0, cu.Stream{}, ptrs)
+	runtime.KeepAlive(vals)
+	if err != nil {
+		return &KernelError{"util_spin", "launch", err}
+	}
 	return nil
 }
 

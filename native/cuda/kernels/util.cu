@@ -3,7 +3,9 @@
 
 // spin busy-waits for about `cycles` SM clock cycles, then writes 1 to
 // *done. The watchdog test launches it with a deadline shorter than the
-// spin to check that a stuck kernel becomes a Go error instead of a hang.
+// spin to check that a stuck kernel becomes a Go error instead of a hang;
+// Device.hold queues it ahead of every timed sequence, so that the
+// sequence is all enqueued before its start event runs.
 extern "C" __global__ void util_spin(u64 cycles, u32 *done) {
   long long t0 = clock64();
   while ((u64)(clock64() - t0) < cycles) {
