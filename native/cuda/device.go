@@ -501,8 +501,8 @@ func (d *Device) TimeCopy(ctx context.Context, reps int, dst, src Buffer, n int6
 	return ms, err
 }
 
-// timed runs f reps times between two events on the default stream;
-// driver thread only.
+// timed runs f once to warm up, then, behind hold, reps times between
+// two events on the default stream; driver thread only.
 func (d *Device) timed(reps int, ms *float64, f func() error) error {
 	if reps < 1 {
 		reps = 1
