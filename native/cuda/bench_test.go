@@ -69,16 +69,24 @@ func readGBps(b *testing.B, d *Device, n int64, rot int) float64 {
 	}
 	// the median of 5 timings: a 4.5 MB read took 3.4 to 6.1 us from one
 	// run to the next, which moved the MoE step's x_read by a third
-	var times [5]float64
+	return float64(16*n16) / (medianLaunchMS(b, d, 5, steps) * 1e6)
+}
+
+// medianLaunchMS times the steps, launched in order about 50 times in all
+// (gemvReps), count times and returns the median milliseconds per launch:
+// one timing of 50 launches of a few-microsecond kernel moves by several
+// percent from one to the next.
+func medianLaunchMS(b *testing.B, d *Device, count int, steps []Step) float64 {
+	times := make([]float64, count)
 	for i := range times {
-		ms, err := d.TimeSteps(ctx, gemvReps(rot), steps...)
+		ms, err := d.TimeSteps(context.Background(), gemvReps(len(steps)), steps...)
 		if err != nil {
 			b.Fatal(err)
 		}
-		times[i] = ms
+		times[i] = ms / float64(len(steps))
 	}
-	slices.Sort(times[:])
-	return float64(16*n16) / (times[2] / float64(rot) * 1e6)
+	slices.Sort(times)
+	return times[len(times)/2]
 }
 
 // rotation is how many independent copies of n bytes of GEMV weights the
@@ -298,21 +306,10 @@ func BenchmarkGEMV(b *testing.B) {
 	}
 	copyBW := copyGBps(b, d, 1<<28)
 	// report times the steps b.N times and reports the median, as
-	// readGBps does for its yardstick: one timing of 50 launches of a
-	// few-microsecond kernel moves by several percent from one to the
-	// next, and the last of b.N (what ReportMetric in the loop kept
-	// before) is no better than any other.
+	// readGBps does for its yardstick (the last of b.N, which
+	// ReportMetric in a loop would keep, is no better than any other).
 	report := func(b *testing.B, steps []Step, bytes, readBW float64) {
-		times := make([]float64, b.N)
-		for i := range times {
-			ms, err := d.TimeSteps(ctx, gemvReps(len(steps)), steps...)
-			if err != nil {
-				b.Fatal(err)
-			}
-			times[i] = ms / float64(len(steps))
-		}
-		slices.Sort(times)
-		ms := times[len(times)/2]
+		ms := medianLaunchMS(b, d, b.N, steps)
 		gbps := bytes / (ms * 1e6)
 		b.ReportMetric(ms*1000, "us/op")
 		b.ReportMetric(gbps, "GB/s")
@@ -383,7 +380,7 @@ func sparseBenchBytes(part, n int, seed uint64) []byte {
 		r := rng.Uint32()
 		switch part {
 		case 1:
-			out[i] = pairs[r%6] | pairs[(r>>8)%6]<<4
+			out[i] = pairs[r%uint32(len(pairs))] | pairs[(r>>8)%uint32(len(pairs))]<<4
 		case 2:
 			out[i] = byte(1 + r%0x7E)
 		default:

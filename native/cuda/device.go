@@ -215,12 +215,10 @@ func (d *Device) Info(ctx context.Context) (Info, error) {
 		line, _, _ := strings.Cut(string(b), "\n")
 		in.Driver = strings.TrimSpace(line)
 	}
+	in.SMs = d.sms
 	err := d.do(ctx, "device info", func() error {
 		var err error
-		if in.MemBytes, err = d.dev.TotalMem(); err != nil {
-			return err
-		}
-		in.SMs, err = d.dev.Attribute(cu.MultiprocessorCount)
+		in.MemBytes, err = d.dev.TotalMem()
 		return err
 	})
 	return in, err
