@@ -44,20 +44,8 @@
 //  - The block asks L2 for its whole row range at its start
 //    (mmvq_prefetch_l2), and a round's weight loads are issued before the
 //    previous round's arithmetic.
-// Measured on an H100 (K = 4096, N = 11776, 4 rows per block; l2warm: the
-// same weights every launch, L2-resident; dram: weights rotated through
-// 160 MB; standalone harness, random and constant data, all outputs
-// bit-identical to the previous kernel at rows 1-4, fused and unfused, on
-// 27 shapes): the previous kernel (a thread per group, llama.cpp's
-// get_int_from_table_16 lookup, activations from global memory) 15.4 us
-// l2warm and 18.6 us dram; this one 12.4 and 14.2 us. Along the way: a
-// thread per block alone 14.7 / 16.2 us, with the staged activations
-// 14.5 / 15.7 us; the lookup alone 12.6 / 17.1 us. Also measured: 8 rows per block
-// (12.0 / 15.5 us), 64-thread blocks (12.6 / 15.7 us), 64-bit weight loads
-// (same), a 40-register cap for 12 blocks per SM (17.2 / 20.5 us).
-// Measured slower earlier and not kept: staging the weight bytes in shared
-// memory with cp.async, issuing every round's loads before any math, L2
-// size hints, a persistent grid.
+// The measurements behind these, and the variants measured and not kept,
+// are in docs/rationale/cuda.md.
 #include "common.cuh"
 #include <cuda_fp16.h>
 

@@ -1,6 +1,6 @@
 // 2:4 sparse FP4: compress (refimpl/sparse24) and the dgx-vllm v7 sparse
 // FP4 GEMV (refimpl/gemv SparseFP4GEMV under the schedule the kernel
-// declares, see native/cuda/sparse.go).
+// declares, see native/cuda/gemv.go).
 //
 // Compress: codes [E][N][K], one E2M1 code per byte. Each group of 4 along
 // K keeps two codes chosen by a tie rule (lower-index: the two largest
@@ -47,11 +47,7 @@
 //  - Up to three tiles per block, each next tile's loads issued before the
 //    current tile's math and the first tile's before the shared tables are
 //    built, so that more loads are in flight. Partials stay one per tile.
-//    The Go side (v7Tiles) picks the fewest tiles per block whose grid
-//    runs in the fewest waves of 4 blocks per SM: 3 for 4096 x 11776 (506
-//    blocks, one wave, where 2 tiles made 736 blocks and a second wave
-//    that ran at 40% occupancy), 1 for the MoE step (320 blocks instead
-//    of 160 on 132 SMs).
+//    The Go side (v7Tiles in gemv.go) picks the tiles per block per shape.
 //  - The reduction's loads go out 32 at a time with no per-load condition
 //    (see reduce_tiles), and the count is one acq_rel atomic by one thread
 //    after a barrier, with no fence in every thread.
@@ -59,21 +55,8 @@
 //  - scale_k == 16 (the NVFP4 block) has its own path that loads and looks
 //    up each scale row once per 16 K; 32-bit index math, with no 64-bit
 //    division (the per-step k / scale_k).
-//  Measured on an H100 against this file's one-tile-per-block version
-//  (which already staged both tables in shared memory): 4096x11776, 23.1
-//  -> 14.5 us (constant data) / 17.2 us (random); MoE 2048x512 x 10
-//  experts, 10.2 -> 8.0-9.0 us (weights L2-resident). The tiles-per-block
-//  choice and the reduction changes (standalone harness, weights from
-//  DRAM, bit-identical): 4096x11776 17.5 -> 15.3 us (constant data),
-//  19.8 -> 17.6 us (random); MoE 9.1 -> 7.6 us / 10.2 -> 8.5 us. A
-//  per-block time log (globaltimer) showed where the time went: the
-//  reducing blocks spent 2.3 us (64 tiles) after all partials were in.
-//  Session 5 (8-code tables in both bodies, the sign by a shift, the load
-//  order, one acq_rel count; harness, from DRAM, random / constant
-//  bytes): 4096x11776 16.9 / 16.9 -> 15.4 / 15.4 us, MoE 8.4 / 7.6 ->
-//  7.9 / 7.9 us. Its time log: the MoE step's weights arrive 2.1-3.9 us
-//  into the kernel (the expert id first, then DRAM), its math ends by
-//  4.6 us, the count takes 0.8 us and the reduction 0.8 us.
+//  The measurements behind each of these, and the variants measured and
+//  not kept, are in docs/rationale/cuda.md.
 //
 // Text that conformance/mutants/cuda_packing.go patches: the width-4
 // reduce_tiles call in v7_body (cuda-v7-sequential-reduce) and the meta
