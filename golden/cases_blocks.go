@@ -241,6 +241,56 @@ func init() {
 			Params: ops.Params{"quantizer": q.Name, "group": "128"}, Inputs: "awq.ties",
 			Description: fmt.Sprintf("AWQ quantize (vLLM GEMM layout), quantizer %s, group 128, on exact w/s ties", q.Name)})
 	}
+	// Groups whose fp16 range rounds to 65504 (scale 4368 = 0x6C44), where
+	// AutoAWQ's repack overflows fp16 (15 * 4368 = 65520 -> Inf) and the
+	// packed word depends on the platform's float-to-int cast.
+	addInputs(Inputs{
+		Name: "awq.near-overflow",
+		Description: "w F16 [256,64], group 128: column type (c + 3g) % 8 of each group and column: " +
+			"0: -65504..0, 1: 0..65504, 2: -64000..1504, 3: -1504..64000 (AutoAWQ's repack overflows), " +
+			"4: -32752..32752 (range 65504, no overflow), 5: -63360..2144 (z = 15, overflows) and 6: -63328..2176 (z = 14 by a tie, clean), " +
+			"7: 0..65504 with every other element below 1000; both ends present once, the rest uniform in between",
+		Seed: 0x61776f76,
+		Make: func(seed uint64) (ops.Tensors, error) {
+			const ic, oc = 256, 64
+			type span struct{ lo, hi float32 }
+			spans := []span{{-65504, 0}, {0, 65504}, {-64000, 1504}, {-1504, 64000}, {-32752, 32752}, {-63360, 2144}, {-63328, 2176}, {0, 65504}}
+			r := NewRNG(seed)
+			h := make([]uint16, ic*oc)
+			for g := 0; g < ic/128; g++ {
+				for c := 0; c < oc; c++ {
+					typ := (c + 3*g) % 8
+					sp := spans[typ]
+					lo, hi := (c*7)%128, (c*13+5)%128
+					if lo == hi {
+						hi = (hi + 1) % 128
+					}
+					for k := 0; k < 128; k++ {
+						v := sp.lo + float32(r.Unit()*(sp.hi-sp.lo)) // no FMA: the stream must not depend on the host
+						if typ == 7 {
+							v = r.Unit() * 1000
+						}
+						switch k {
+						case lo:
+							v = sp.lo
+						case hi:
+							v = sp.hi
+						}
+						h[(g*128+k)*oc+c] = half.EncodeFP16(v)
+					}
+				}
+			}
+			return ops.Tensors{"w": tensor.FromBits16(tensor.F16, []int{ic, oc}, h)}, nil
+		},
+	})
+	for _, q := range awq.Quantizers() {
+		if q.Scheme == awq.AsymmetricF16 && q.Cast == awq.CastRefuse {
+			continue // autoawq refuses these groups: the result is platform-dependent
+		}
+		addCase(Case{Name: fmt.Sprintf("awq.quantize.%s.near-overflow", q.Name), Family: "awq", Op: "awq.quantize",
+			Params: ops.Params{"quantizer": q.Name, "group": "128"}, Inputs: "awq.near-overflow",
+			Description: fmt.Sprintf("AWQ quantize (vLLM GEMM layout), quantizer %s, group 128, on groups whose fp16 range rounds to 65504", q.Name)})
+	}
 	addInputs(Inputs{
 		Name:        "awq.nibbles",
 		Description: fmt.Sprintf("q U8 [%d,%d] and zeros U8 [%d,%d]: uniformly random 4-bit values (q: every nibble in every lane position; zeros: 1..15, since gptq-v1 stores z-1 and cannot hold 0)", awqQIC, awqQOC, awqQIC/128, awqQOC),

@@ -1,6 +1,7 @@
 package golden
 
 import (
+	"github.com/bitexact/bitexact/refimpl/awq"
 	"github.com/bitexact/bitexact/refimpl/nvfp4"
 	"github.com/bitexact/bitexact/refimpl/ops"
 	"github.com/bitexact/bitexact/refimpl/sparse24"
@@ -120,7 +121,58 @@ func init() {
 			}, nil
 		}})
 	addCase(Case{Name: "awq.dequantize", Family: "awq", Op: "awq.dequantize", Inputs: "awq.random-packed",
-		Description: "vLLM AWQ dequantize of random words and scales"})
+		Description: "vLLM AWQ dequantize (CUDA kernel) of random words and scales"})
+	addCase(Case{Name: "awq.dequantize.triton", Family: "awq", Op: "awq.dequantize", Params: ops.Params{"kernel": "triton"}, Inputs: "awq.random-packed",
+		Description: "vLLM AWQ dequantize (triton kernel) of random words and scales"})
+	addInputs(Inputs{Name: "awq.dequant-edges", Seed: 0x61776465,
+		Description: "IC=256, OC=256, G=64: qzeros I32 [4,32] random nibbles, qweight I32 [256,32] nibbles equal to their zero point " +
+			"half the time (u - z = 0), else random; scales F16 [4,256] drawn from signed zeros, subnormals, ±1, ±65504, ±Inf, " +
+			"NaNs of both signs and payloads, and random codes",
+		Make: func(seed uint64) (ops.Tensors, error) {
+			const ic, oc, g = 256, 256, 64
+			r := NewRNG(seed)
+			z := make([]uint8, ic/g*oc)
+			for i := range z {
+				z[i] = uint8(r.Uint64() & 15)
+			}
+			q := make([]uint8, ic*oc)
+			for k := 0; k < ic; k++ {
+				for n := 0; n < oc; n++ {
+					u := uint8(r.Uint64() & 15)
+					if r.Uint64()&1 == 0 {
+						u = z[k/g*oc+n]
+					}
+					q[k*oc+n] = u
+				}
+			}
+			special := []uint16{0x0000, 0x8000, 0x0001, 0x8001, 0x03FF, 0x83FF, 0x3C00, 0xBC00, 0x7BFF, 0xFBFF,
+				0x7C00, 0xFC00, 0x7C01, 0xFC01, 0x7E00, 0xFE00, 0x7FFF, 0xFFFF, 0x1000, 0x9000}
+			sc := make([]uint16, ic/g*oc)
+			for i := range sc {
+				if r.Uint64()&3 == 0 {
+					sc[i] = uint16(r.Uint64())
+				} else {
+					sc[i] = special[r.Intn(len(special))]
+				}
+			}
+			qw, _, err := awq.AWQ.PackWeight(q, ic, oc)
+			if err != nil {
+				return nil, err
+			}
+			qz, _, err := awq.AWQ.PackZeros(z, ic, oc, g)
+			if err != nil {
+				return nil, err
+			}
+			return ops.Tensors{
+				"qweight": tensor.FromI32([]int{ic, oc / 8}, qw),
+				"qzeros":  tensor.FromI32([]int{ic / g, oc / 8}, qz),
+				"scales":  tensor.FromBits16(tensor.F16, []int{ic / g, oc}, sc),
+			}, nil
+		}})
+	for _, k := range awq.Kernels() {
+		addCase(Case{Name: "awq.dequantize.edges." + k.Name, Family: "awq", Op: "awq.dequantize", Params: ops.Params{"kernel": k.Name}, Inputs: "awq.dequant-edges",
+			Description: "vLLM AWQ dequantize (" + k.Name + " kernel) where u = z half the time, on signed-zero, subnormal, overflowing, infinite and NaN scales"})
+	}
 	addCase(Case{Name: "awq.unpack.awq", Family: "awq", Op: "awq.unpack", Params: ops.Params{"layout": "awq"}, Inputs: "awq.random-packed",
 		Description: "AWQ (vLLM GEMM layout) words to nibbles"})
 	addInputs(Inputs{Name: "sparse24.random-compressed", Seed: 0x73703234,

@@ -71,6 +71,8 @@ func Specs() []Spec {
 			Doc: "int4 weights with the implicit zero point 8 -> compressed-tensors int32 words"},
 		{Name: "awq-quantize", Op: "awq.quantize", ProfileKeys: []string{"quantizer"},
 			Doc: "fp16 weights -> AWQ int4 (vLLM GEMM layout) with fp16 scales"},
+		{Name: "awq-dequantize", Op: "awq.dequantize", ProfileKeys: []string{"kernel"}, Defaults: map[string]string{"kernel": "cuda"},
+			Doc: "AWQ int32 words, zero points and fp16 scales (vLLM GEMM layout) -> fp16 weights; the profile is the kernel's zero sign"},
 		{Name: "sparse24", Op: "sparse24.compress", ProfileKeys: []string{"tie", "layout"},
 			Doc: "2:4 compression of E2M1 codes: kept pairs and 2-bit index metadata"},
 		{Name: "gemv-mxfp4", Op: "gemv.mxfp4_q8_1", ProfileKeys: []string{"schedule"},

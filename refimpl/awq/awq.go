@@ -26,6 +26,10 @@ type Quantized struct {
 	Zeros []uint8
 	// Scales holds the fp16 bits of s per (group, column), [IC/G][OC].
 	Scales []uint16
+	// IntWeight holds, for the AutoAWQ quantizers, the int32 that
+	// AutoAWQ's repack derives for each element, [IC][OC] (equal to Q
+	// except on fp16 overflow; see Quantizer AutoAWQ); nil otherwise.
+	IntWeight []int32
 }
 
 // CheckShape validates the dimensions of an AWQ weight: positive sizes, G

@@ -29,10 +29,68 @@ func mulF16(d int, s uint16) uint16 {
 	return half.EncodeFP16(p)
 }
 
+// mulF16Triton is vLLM's triton AWQ dequantization of one element
+// (vllm/model_executor/layers/quantization/awq_triton.py,
+// awq_dequantize_kernel: (iweights - zeros) * scales): the int32
+// difference d converted to fp16 and multiplied by s with one rounding,
+// no addend, so a zero product keeps the IEEE sign of d*s: d = 0 with
+// s < 0 (or s = -0 with d > 0, or d < 0 with s = +0) gives -0 (0x8000),
+// where the CUDA kernel's fma with +0 gives +0. A NaN product is NaNBits,
+// as on the CUDA kernel.
+func mulF16Triton(d int, s uint16) uint16 {
+	p := float32(d) * half.DecodeFP16(s)
+	if math.IsNaN(float64(p)) {
+		return NaNBits
+	}
+	return half.EncodeFP16(p)
+}
+
+// Kernel names an AWQ dequantization kernel whose arithmetic the
+// reference reproduces.
+type Kernel struct {
+	Name   string
+	Source string
+	mul    func(d int, s uint16) uint16
+}
+
+// The dequantization kernels.
+var (
+	// KernelCUDA (canonical) is vLLM's AWQ CUDA kernel: fma.rn.f16x2(d, s,
+	// +0), a zero product is +0.
+	KernelCUDA = Kernel{Name: "cuda", mul: mulF16,
+		Source: "vllm-project/vllm csrc/quantization/awq/gemm_kernels.cu dequantize_weights (measured on an H100, testdata/vllm_fma_f16.cu)"}
+	// KernelTriton is vLLM's triton AWQ dequantization: (u - z) * s in
+	// fp16, a zero product keeps its IEEE sign (-0 where d = 0 and s < 0).
+	KernelTriton = Kernel{Name: "triton", mul: mulF16Triton,
+		Source: "vllm-project/vllm@1e8e860 vllm/model_executor/layers/quantization/awq_triton.py awq_dequantize_kernel (measured with triton 3.6 on an H100, conformance/harness/vllm)"}
+)
+
+// Kernels lists the dequantization kernels, canonical first.
+func Kernels() []Kernel { return []Kernel{KernelCUDA, KernelTriton} }
+
+// KernelByName finds a dequantization kernel.
+func KernelByName(name string) (Kernel, error) {
+	for _, k := range Kernels() {
+		if k.Name == name {
+			return k, nil
+		}
+	}
+	return Kernel{}, fmt.Errorf("awq: unknown dequantization kernel %q (known: cuda, triton)", name)
+}
+
 // DequantizeUnpacked returns the fp16 bits of (u - z) * s for unpacked
 // nibbles q [IC][OC], zero points z [IC/G][OC] and fp16 scales
-// [IC/G][OC], rounded as Dequantize pins.
+// [IC/G][OC], rounded as Dequantize pins (vLLM's CUDA kernel).
 func DequantizeUnpacked(q, zeros []uint8, scales []uint16, IC, OC, G int) ([]uint16, error) {
+	return KernelCUDA.DequantizeUnpacked(q, zeros, scales, IC, OC, G)
+}
+
+// DequantizeUnpacked is the package function DequantizeUnpacked with k's
+// product rule.
+func (k Kernel) DequantizeUnpacked(q, zeros []uint8, scales []uint16, IC, OC, G int) ([]uint16, error) {
+	if k.mul == nil {
+		return nil, fmt.Errorf("awq: dequantization kernel %q has no product rule", k.Name)
+	}
 	if IC <= 0 || OC <= 0 || G <= 0 || IC%G != 0 {
 		return nil, fmt.Errorf("awq: IC=%d, OC=%d, G=%d: need positive sizes and IC a multiple of G", IC, OC, G)
 	}
@@ -49,19 +107,19 @@ func DequantizeUnpacked(q, zeros []uint8, scales []uint16, IC, OC, G int) ([]uin
 	// per group rather than multiplying per element.
 	out := make([]uint16, IC*OC)
 	tab := make([]uint16, 16*OC)
-	for k := 0; k < IC; k++ {
-		if k%G == 0 {
-			g := k / G
+	for r := 0; r < IC; r++ {
+		if r%G == 0 {
+			g := r / G
 			for n := 0; n < OC; n++ {
 				for u := 0; u < 16; u++ {
-					tab[16*n+u] = mulF16(u-int(zeros[g*OC+n]), scales[g*OC+n])
+					tab[16*n+u] = k.mul(u-int(zeros[g*OC+n]), scales[g*OC+n])
 				}
 			}
 		}
-		row := out[k*OC : (k+1)*OC]
-		for n, u := range q[k*OC : (k+1)*OC] {
+		row := out[r*OC : (r+1)*OC]
+		for n, u := range q[r*OC : (r+1)*OC] {
 			if u > 15 {
-				return nil, fmt.Errorf("awq: q element [%d,%d] is %d, not a 4-bit value", k, n, u)
+				return nil, fmt.Errorf("awq: q element [%d,%d] is %d, not a 4-bit value", r, n, u)
 			}
 			row[n] = tab[16*n+int(u)]
 		}
@@ -76,6 +134,11 @@ func DequantizeUnpacked(q, zeros []uint8, scales []uint16, IC, OC, G int) ([]uin
 // result is +0 (0x0000), a NaN result is NaNBits. It returns the fp16 bits
 // of W[IC][OC] row-major.
 func Dequantize(qweight, qzeros []int32, scales []uint16, IC, OC, G int) ([]uint16, error) {
+	return KernelCUDA.Dequantize(qweight, qzeros, scales, IC, OC, G)
+}
+
+// Dequantize is the package function Dequantize with k's product rule.
+func (k Kernel) Dequantize(qweight, qzeros []int32, scales []uint16, IC, OC, G int) ([]uint16, error) {
 	if err := CheckShape(IC, OC, G); err != nil {
 		return nil, err
 	}
@@ -87,5 +150,5 @@ func Dequantize(qweight, qzeros []int32, scales []uint16, IC, OC, G int) ([]uint
 	if err != nil {
 		return nil, err
 	}
-	return DequantizeUnpacked(q, z, scales, IC, OC, G)
+	return k.DequantizeUnpacked(q, z, scales, IC, OC, G)
 }

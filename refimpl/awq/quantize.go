@@ -19,10 +19,32 @@ const (
 	AsymmetricF16
 )
 
+// IntCast is how a platform converts a float that is not a finite int32
+// (NaN, ±Inf) to int32, the cast at the end of AutoAWQ's repack
+// (torch's .to(torch.int)).
+type IntCast int
+
+const (
+	// CastRefuse is no platform: a value that is not a finite int32 is an
+	// error, because what the implementation stores then depends on where
+	// it runs.
+	CastRefuse IntCast = iota
+	// CastX86 is x86-64's cvttss2si (and its AVX forms): NaN, ±Inf and
+	// out-of-range values all give the "integer indefinite" 0x80000000.
+	CastX86
+	// CastSaturate is PTX cvt.rzi.s32.f32, the cast CUDA's
+	// static_cast<int>(float) compiles to: +Inf -> 0x7FFFFFFF, -Inf ->
+	// 0x80000000, NaN -> 0.
+	CastSaturate
+)
+
 // Quantizer is a named quantization scheme.
 type Quantizer struct {
 	Name   string
 	Scheme Scheme
+	// Cast is the platform's float-to-int32 cast that AutoAWQ's repack
+	// applies to its re-derived nibbles (AsymmetricF16 only).
+	Cast IntCast
 	// Source names where the behaviour comes from.
 	Source string
 }
@@ -65,12 +87,45 @@ var (
 	// A group whose fp16 range overflows (max - min = inf) or that holds a
 	// NaN is an error: AutoAWQ asserts on the NaN that results. Checked
 	// against torch 2.11.0 on CUDA and CPU (testdata/autoawq_torch.py).
-	AutoAWQ = Quantizer{Name: "autoawq", Scheme: AsymmetricF16,
-		Source: "casper-hansen/AutoAWQ:awq/quantize/quantizer.py pseudo_quantize_tensor"}
+	//
+	// The packed words are what WQLinear_GEMM.from_linear
+	// (awq/modules/linear/gemm.py) stores: it does not pack u but
+	// re-derives it from the dequantized weight, per element
+	//
+	//	w_dq = fp16((u - z) * s)          pseudo_quantize_tensor's output
+	//	v    = rne(fp16(fp16(w_dq + fp16(z * s)) / s))
+	//	word |= int32(v) << 4p            (no mask; p the AWQ nibble slot)
+	//
+	// which gives back u except where fp16 overflows: a group whose fp16
+	// range rounds to 65504 has s = 4368 (0x6C44) and 15 * 4368 = 65520
+	// rounds to Inf, so with z = 15 (min <= -63336) z*s is Inf, and with
+	// u - z = ±15 (min <= -63336 or max >= 63336) w_dq is ±Inf; v is then
+	// ±Inf or NaN, and its int32 cast ORed unmasked into the word depends
+	// on the platform. autoawq refuses such a group with an error naming
+	// the two platform profiles, autoawq-x86 and autoawq-cuda, which
+	// reproduce it.
+	AutoAWQ = Quantizer{Name: "autoawq", Scheme: AsymmetricF16, Cast: CastRefuse,
+		Source: "casper-hansen/AutoAWQ:awq/quantize/quantizer.py pseudo_quantize_tensor, awq/modules/linear/gemm.py from_linear (commit 88e4c76)"}
+
+	// AutoAWQX86 is AutoAWQ (commit 88e4c76) run by torch on an x86-64
+	// CPU: as autoawq, and a re-derived nibble that is NaN or ±Inf casts
+	// to 0x80000000 (CastX86), which sets the word's sign bit when it is
+	// in nibble slot 0 and vanishes (shifted out) in slots 1-7. Measured
+	// with torch 2.11 on x86-64 (conformance/harness/autoawq).
+	AutoAWQX86 = Quantizer{Name: "autoawq-x86", Scheme: AsymmetricF16, Cast: CastX86,
+		Source: "casper-hansen/AutoAWQ@88e4c76 on torch 2.11 CPU (x86-64); conformance/harness/autoawq"}
+
+	// AutoAWQCUDA is AutoAWQ (commit 88e4c76) run by torch on CUDA: as
+	// autoawq, and a re-derived nibble that is +Inf casts to 0x7FFFFFFF,
+	// -Inf to 0x80000000 and NaN to 0 (CastSaturate); 0x7FFFFFFF << 4p
+	// sets every bit from 4p up. Measured with torch 2.11 on an H100
+	// (conformance/harness/autoawq).
+	AutoAWQCUDA = Quantizer{Name: "autoawq-cuda", Scheme: AsymmetricF16, Cast: CastSaturate,
+		Source: "casper-hansen/AutoAWQ@88e4c76 on torch 2.11 CUDA (H100); conformance/harness/autoawq"}
 )
 
 // Quantizers lists the named quantizers, canonical first.
-func Quantizers() []Quantizer { return []Quantizer{Forge, AutoAWQ} }
+func Quantizers() []Quantizer { return []Quantizer{Forge, AutoAWQ, AutoAWQX86, AutoAWQCUDA} }
 
 // QuantizerByName finds a quantizer.
 func QuantizerByName(name string) (Quantizer, error) {
@@ -79,7 +134,7 @@ func QuantizerByName(name string) (Quantizer, error) {
 			return q, nil
 		}
 	}
-	return Quantizer{}, fmt.Errorf("awq: unknown quantizer %q (known: forge, autoawq)", name)
+	return Quantizer{}, fmt.Errorf("awq: unknown quantizer %q (known: forge, autoawq, autoawq-x86, autoawq-cuda)", name)
 }
 
 // fp16Clamp1e5 is 1e-5 rounded to fp16 (168 * 2^-24), the lower bound
@@ -109,7 +164,7 @@ func Quantize(w []uint16, IC, OC, G int, qz Quantizer) (*Quantized, error) {
 		case SymmetricF32:
 			err = forgeGroup(w, out, g)
 		case AsymmetricF16:
-			err = autoAWQGroup(w, out, g)
+			err = autoAWQGroup(w, out, g, qz.Cast)
 		default:
 			err = fmt.Errorf("awq: quantizer %q has no scheme", qz.Name)
 		}
@@ -168,7 +223,7 @@ func clampF(x, lo, hi float64) float64 {
 	return x
 }
 
-func autoAWQGroup(w []uint16, out *Quantized, g int) error {
+func autoAWQGroup(w []uint16, out *Quantized, g int, cast IntCast) error {
 	OC, G := out.OC, out.G
 	mx, mn := make([]float32, OC), make([]float32, OC)
 	for n := range mx {
@@ -198,12 +253,78 @@ func autoAWQGroup(w []uint16, out *Quantized, g int) error {
 		out.Scales[g*OC+n] = sbits
 		out.Zeros[g*OC+n] = uint8(z[n])
 	}
+	if out.IntWeight == nil {
+		out.IntWeight = make([]int32, len(out.Q))
+	}
 	for k := g * G; k < (g+1)*G; k++ {
 		row := out.Q[k*OC : (k+1)*OC]
+		iw := out.IntWeight[k*OC : (k+1)*OC]
 		for n, b := range w[k*OC : (k+1)*OC] {
 			t := float32(math.RoundToEven(float64(f16op(half.DecodeFP16(b) / s[n]))))
-			row[n] = uint8(clampF(float64(f16op(t+z[n])), 0, 15))
+			u := uint8(clampF(float64(f16op(t+z[n])), 0, 15))
+			row[n] = u
+			// from_linear's re-derivation (see AutoAWQ): each product, sum
+			// and quotient one fp16 operation.
+			wdq := f16op(float32(int(u)-int(z[n])) * s[n])
+			sz := f16op(z[n] * s[n])
+			v := math.RoundToEven(float64(f16op(f16op(wdq+sz) / s[n])))
+			c, ok := castInt32(v, cast)
+			if !ok {
+				return fmt.Errorf("awq: autoawq: weight [%d,%d] (group %d, column %d: scale %#04x, zero %d): AutoAWQ's repack "+
+					"re-derives the nibble as round((w_dq + z*s)/s) = %v (fp16 overflow), and the word it stores then depends on "+
+					"the platform's float-to-int cast: use quantizer autoawq-x86 (torch CPU, x86-64) or autoawq-cuda (torch CUDA)",
+					k, n, g, n, out.Scales[g*OC+n], int(z[n]), v)
+			}
+			iw[n] = c
 		}
 	}
 	return nil
+}
+
+// castInt32 converts an integer-valued float64 (from an fp16, so within
+// int32 range when finite) to int32 under the platform cast; ok is false
+// for a non-finite v under CastRefuse.
+func castInt32(v float64, cast IntCast) (int32, bool) {
+	switch {
+	case !math.IsNaN(v) && !math.IsInf(v, 0):
+		return int32(v), true
+	case cast == CastX86:
+		return math.MinInt32, true
+	case cast == CastSaturate:
+		switch {
+		case math.IsInf(v, 1):
+			return math.MaxInt32, true
+		case math.IsInf(v, -1):
+			return math.MinInt32, true
+		}
+		return 0, true
+	}
+	return 0, false
+}
+
+// PackAutoAWQ packs the re-derived nibbles of an AsymmetricF16 quantizer
+// (Quantized.IntWeight) as AutoAWQ's from_linear does: qweight int32
+// [IC, OC/8], word j of row k the OR over nibble slots p of
+// int32(v[k][8j+OrderAWQ[p]]) << 4p, shifted as a 32-bit two's
+// complement value and not masked to 4 bits. Where every v is in [0, 15]
+// this equals AWQ.PackWeight of Q.
+func (q *Quantized) PackAutoAWQ() ([]int32, []int, error) {
+	if q.IntWeight == nil {
+		return nil, nil, fmt.Errorf("awq: no AutoAWQ repack values (the quantizer is not an AutoAWQ one)")
+	}
+	shape, err := AWQ.WeightShape(q.IC, q.OC)
+	if err != nil {
+		return nil, nil, err
+	}
+	out := make([]int32, shape[0]*shape[1])
+	for k := 0; k < q.IC; k++ {
+		for j := 0; j < q.OC/8; j++ {
+			var w uint32
+			for p, e := range OrderAWQ {
+				w |= uint32(q.IntWeight[k*q.OC+8*j+e]) << (4 * p)
+			}
+			out[k*shape[1]+j] = int32(w)
+		}
+	}
+	return out, shape, nil
 }

@@ -12,7 +12,7 @@ func init() {
 		Name: "awq.quantize",
 		Doc:  "fp16 W [IC,OC] -> AWQ qweight/qzeros/scales (vLLM GEMM layout) under a named quantizer, groups of G along IC",
 		Params: map[string]string{
-			"quantizer": "forge (default; absmax/7, u = q+8, z = 8) | autoawq (AutoAWQ zero-point quantizer in fp16)",
+			"quantizer": "forge (default; absmax/7, u = q+8, z = 8) | autoawq (AutoAWQ zero-point quantizer in fp16; refuses groups whose repack overflows fp16) | autoawq-x86 (AutoAWQ on torch CPU x86-64, overflow packed as it packs it) | autoawq-cuda (AutoAWQ on torch CUDA)",
 			"group":     "group size G along IC (default 128; -1 = IC)",
 		},
 		Inputs:  []string{"w"},
@@ -43,9 +43,10 @@ func init() {
 	})
 	register(Op{
 		Name: "awq.dequantize",
-		Doc:  "vLLM AWQ dequantization: fp16 (u - z) * s, one round to nearest even, zero -> +0, NaN -> 0x7fff",
+		Doc:  "vLLM AWQ dequantization: fp16 (u - z) * s, one round to nearest even, NaN -> 0x7fff; a zero product is +0 (CUDA kernel) or keeps its sign (triton kernel)",
 		Params: map[string]string{
-			"group": "group size G (default: IC / rows of scales; -1 = IC)",
+			"group":  "group size G (default: IC / rows of scales; -1 = IC)",
+			"kernel": "cuda (default; vLLM's CUDA kernel, fma with +0: zero -> +0) | triton (vLLM's triton kernel: (u - z) * s, -0 where u = z and s < 0)",
 		},
 		Inputs:  []string{"qweight", "qzeros", "scales"},
 		Outputs: []string{"w"},
@@ -102,7 +103,13 @@ func runAWQQuantize(p Params, in Tensors) (Tensors, error) {
 	if err != nil {
 		return nil, err
 	}
-	qw, qwShape, err := awq.AWQ.PackWeight(q.Q, ic, oc)
+	var qw []int32
+	var qwShape []int
+	if qz.Scheme == awq.AsymmetricF16 {
+		qw, qwShape, err = q.PackAutoAWQ() // AutoAWQ packs its re-derived nibbles, unmasked
+	} else {
+		qw, qwShape, err = awq.AWQ.PackWeight(q.Q, ic, oc)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -208,6 +215,10 @@ func runAWQUnpack(p Params, in Tensors) (Tensors, error) {
 }
 
 func runAWQDequantize(p Params, in Tensors) (Tensors, error) {
+	k, err := awq.KernelByName(p.Get("kernel", "cuda"))
+	if err != nil {
+		return nil, err
+	}
 	qw, qz, sc := in["qweight"], in["qzeros"], in["scales"]
 	if err := awqRank2(qw, "qweight", tensor.I32); err != nil {
 		return nil, err
@@ -230,7 +241,7 @@ func runAWQDequantize(p Params, in Tensors) (Tensors, error) {
 	if err := qz.Expect("qzeros", tensor.I32, ic/g, oc/8); err != nil {
 		return nil, err
 	}
-	w, err := awq.Dequantize(qw.I32(), qz.I32(), sc.Bits16(), ic, oc, g)
+	w, err := k.Dequantize(qw.I32(), qz.I32(), sc.Bits16(), ic, oc, g)
 	if err != nil {
 		return nil, err
 	}
