@@ -247,8 +247,8 @@ func init() {
 	addInputs(Inputs{
 		Name: "awq.near-overflow",
 		Description: "w F16 [256,64], group 128: column type (c + 3g) % 8 of each group and column: " +
-			"0: -65504..0, 1: 0..65504, 2: -64000..1504, 3: -1504..64000 (AutoAWQ's repack overflows), " +
-			"4: -32752..32752 (range 65504, no overflow), 5: -63360..2144 (z = 15, overflows) and 6: -63328..2176 (z = 14 by a tie, clean), " +
+			"0: -65504..0, 1: 0..65504, 2: -64000..1504, 3: -1504..64000, 4: -32752..32752 (z = 8 and u = 15: 65520), " +
+			"5: -63360..2144 (z = 15) (AutoAWQ's repack overflows in all of these) and 6: -63328..2176 (z = 14 by a tie, clean), " +
 			"7: 0..65504 with every other element below 1000; both ends present once, the rest uniform in between",
 		Seed: 0x61776f76,
 		Make: func(seed uint64) (ops.Tensors, error) {

@@ -96,14 +96,18 @@ var (
 	//	v    = rne(fp16(fp16(w_dq + fp16(z * s)) / s))
 	//	word |= int32(v) << 4p            (no mask; p the AWQ nibble slot)
 	//
-	// which gives back u except where fp16 overflows: a group whose fp16
-	// range rounds to 65504 has s = 4368 (0x6C44) and 15 * 4368 = 65520
-	// rounds to Inf, so with z = 15 (min <= -63336) z*s is Inf, and with
-	// u - z = ±15 (min <= -63336 or max >= 63336) w_dq is ±Inf; v is then
-	// ±Inf or NaN, and its int32 cast ORed unmasked into the word depends
-	// on the platform. autoawq refuses such a group with an error naming
-	// the two platform profiles, autoawq-x86 and autoawq-cuda, which
-	// reproduce it.
+	// which gives back u except where fp16 overflows. A group whose fp16
+	// range rounds to 65504 has s = 4368 (0x6C44), and 15 * 4368 = 65520
+	// rounds (to even) to Inf: z*s is Inf where z = 15, w_dq is ±Inf where
+	// u - z = ±15, and w_dq + z*s, which is u*s, is Inf where u = 15 even
+	// when neither term overflows (-32752..32752 has z = 8 and its maximum
+	// u = 15: 30576 + 34944 = 65520). Nearly every such group has an
+	// element with u = 15, whatever its ends; -28392..37112 (z = 6, the
+	// maximum's u = 14 by two ties to even) is one that does not. v is
+	// then ±Inf or NaN, and its int32 cast ORed unmasked into the word
+	// depends on the platform. autoawq refuses such a group with an error
+	// naming the two platform profiles, autoawq-x86 and autoawq-cuda,
+	// which reproduce it.
 	AutoAWQ = Quantizer{Name: "autoawq", Scheme: AsymmetricF16, Cast: CastRefuse,
 		Source: "casper-hansen/AutoAWQ:awq/quantize/quantizer.py pseudo_quantize_tensor, awq/modules/linear/gemm.py from_linear (commit 88e4c76)"}
 
