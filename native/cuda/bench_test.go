@@ -114,7 +114,10 @@ func BenchmarkCopy(b *testing.B) {
 }
 
 // BenchmarkUnary times the tensor form of each unary kernel over benchN
-// float32 inputs (4 bytes read, 1 byte written per element).
+// float32 inputs (4 bytes read, 1 byte written per element), launched as
+// the engine launches it (UnaryGrid). torch's .to(float8_*) on the same
+// size is conformance/harness/torch/bandwidth.py; run both in one device
+// session to compare (docs/rationale/cuda.md).
 func BenchmarkUnary(b *testing.B) {
 	d := device(b)
 	ctx := context.Background()
@@ -138,7 +141,7 @@ func BenchmarkUnary(b *testing.B) {
 		}
 		b.Run(k.Name, func(b *testing.B) {
 			for i := 0; i < b.N; i++ {
-				ms, err := d.Time(ctx, 20, k.Name, Dims{d.sms * 16, 1, 1}, Dims{256, 1, 1}, 0, in, out, uint64(benchN))
+				ms, err := d.Time(ctx, 20, k.Name, UnaryGrid(benchN), Dims{256, 1, 1}, 0, in, out, uint64(benchN))
 				if err != nil {
 					b.Fatal(err)
 				}

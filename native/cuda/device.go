@@ -325,6 +325,23 @@ func Grid1D(n int64, block, maxBlocks int) Dims {
 	return Dims{int(g), 1, 1}
 }
 
+// MaxGridX is the largest grid x-dimension a launch may ask for (compute
+// capability 3.0 and later: 2^31 - 1 blocks).
+const MaxGridX = 1<<31 - 1
+
+// UnaryGrid is the launch shape of the unary conversion kernels (tensor
+// and range forms) over n elements: one thread per 32-bit output word (four
+// inputs), 256 threads a block, as many blocks as words need. The kernels
+// loop grid-stride, so any grid is correct; a grid sized to the data
+// rather than to the GPU keeps every multiprocessor's full complement of
+// blocks in flight to the end. On an H100, 2^28 float32 -> E4M3 took
+// 0.4539 ms on a persistent grid of 16 blocks per multiprocessor (each
+// thread looping 124 times), 0.4334 ms on this one, where torch's
+// .to(torch.float8_e4m3fn) took 0.4395 ms in the same run (unrolling the
+// loop to 2, 4 or 8 loads in flight per thread did not help:
+// docs/rationale/cuda.md).
+func UnaryGrid(n int64) Dims { return Grid1D((n+3)/4, 256, MaxGridX) }
+
 // KernelError is a driver error raised by launching or running a kernel.
 type KernelError struct {
 	Kernel string
@@ -611,7 +628,7 @@ func (d *Device) RangeInto(ctx context.Context, kernel string, start uint32, out
 		if err != nil {
 			return &KernelError{kernel, "lookup", err}
 		}
-		g := Grid1D((n+3)/4, 256, 65535)
+		g := UnaryGrid(n)
 		vals := []uint64{uint64(start), uint64(buf), uint64(n)}
 		ptrs := []unsafe.Pointer{unsafe.Pointer(&vals[0]), unsafe.Pointer(&vals[1]), unsafe.Pointer(&vals[2])}
 		if err := fn.Launch(g.X, 1, 1, 256, 1, 1, 0, cu.Stream{}, ptrs); err != nil {

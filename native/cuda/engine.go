@@ -272,7 +272,7 @@ func runUnaryOp(ctx context.Context, d *Device, k Kernel, p ops.Params, in ops.T
 			return nil, err
 		}
 		defer d.Free(ctx, bo)
-		if err := d.Launch(ctx, k.Name, Grid1D(int64(n), 256, 65535), Dims{256, 1, 1}, 0, bx, bo, uint64(n)); err != nil {
+		if err := d.Launch(ctx, k.Name, UnaryGrid(int64(n)), Dims{256, 1, 1}, 0, bx, bo, uint64(n)); err != nil {
 			return nil, err
 		}
 		if err := d.Download(ctx, codes, bo); err != nil {
