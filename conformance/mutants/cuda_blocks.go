@@ -34,8 +34,8 @@ var cudaBlockMutants = []CUDAMutant{
 		Find:  "float t = __fmul_rn(__fdiv_rn(b, 6.0f), g);", Replace: "float t = __fmul_rn(g, __fmul_rn(b, __frcp_rn(6.0f)));"},
 	{Name: "cuda-nvfp4-e2m1-ties-away", Module: "nvfp4", File: "e2m1.cuh", Kernel: "nvfp4_quantize", Suite: "nvfp4", Claim: nvfp4Claim,
 		Class: "e2m1-profile:ties-away",
-		Doc:   "the E2M1 header's ladder made uniform (>=) as compiled into the NVFP4 quantizer: elements tie away from zero",
-		Find:  e2m1Ladder, Replace: e2m1LadderAway},
+		Doc:   "the E2M1 header's ties all rounded up as compiled into the NVFP4 quantizer: elements tie away from zero",
+		Find:  e2m1Rounding, Replace: e2m1RoundingAway},
 	{Name: "cuda-nvfp4-zero-block-positive", Module: "nvfp4", Kernel: "nvfp4_quantize", Suite: "nvfp4", Claim: nvfp4Claim,
 		Class: "",
 		Doc: "a block whose dequantization scale is 0 writes the literal 0.0f instead of x*0, losing the sign of negative elements; " +
@@ -60,6 +60,6 @@ var cudaBlockMutants = []CUDAMutant{
 		Find: "      nan |= xs[j] != xs[j];\n", Replace: ""},
 	{Name: "cuda-mxfp4-e2m1-ties-away", Module: "mxfp4", File: "e2m1.cuh", Kernel: "mxfp4_quantize", Suite: "mxfp4", Claim: mxfp4Claim,
 		Class: "mxfp4:mode=floor,profile=ties-away",
-		Doc:   "the E2M1 header's ladder made uniform (>=) as compiled into the MXFP4 quantizer: elements tie away from zero",
-		Find:  e2m1Ladder, Replace: e2m1LadderAway},
+		Doc:   "the E2M1 header's ties all rounded up as compiled into the MXFP4 quantizer: elements tie away from zero",
+		Find:  e2m1Rounding, Replace: e2m1RoundingAway},
 }

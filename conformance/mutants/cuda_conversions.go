@@ -1,40 +1,43 @@
 package mutants
 
-// The E2M1 encoder's compare ladder, as e2m1.cuh writes it: strict > at the
-// midpoints whose lower neighbour has an even mantissa, >= at the others.
-const e2m1Ladder = `  u32 mag = (u32)(ax > 0.25f) + (u32)(ax >= 0.75f) + (u32)(ax > 1.25f) +
-            (u32)(ax >= 1.75f) + (u32)(ax > 2.5f) + (u32)(ax >= 3.5f) +
-            (u32)(ax > 5.0f);`
+// The E2M1 encoder's rounding, as e2m1.cuh writes it: below 1 a float32 add
+// of 2^22 (round to a multiple of 0.5, ties to even), from 1 up the bits
+// rounded to one mantissa bit, ties to even (the kept bit as carry).
+const e2m1Rounding = `  u32 lo = __float_as_uint(__fadd_rn(__uint_as_float(ab), 4194304.0f)) - 0x4A800000u;
+  u32 r = ab + 0x1FFFFFu + ((ab >> 22) & 1u);`
 
-// e2m1LadderAway: every midpoint compared with >=, so every tie goes up.
-const e2m1LadderAway = `  u32 mag = (u32)(ax >= 0.25f) + (u32)(ax >= 0.75f) + (u32)(ax >= 1.25f) +
-            (u32)(ax >= 1.75f) + (u32)(ax >= 2.5f) + (u32)(ax >= 3.5f) +
-            (u32)(ax >= 5.0f);`
+// e2m1RoundingAway: every tie goes up (>= at 0.25 and 0.75, round half up
+// on the bits): the outputs of the threshold ladder written >= throughout
+// (checked equal on all 2^32 inputs when the encoder changed).
+const e2m1RoundingAway = `  u32 lo = (u32)(ab >= 0x3E800000u) + (u32)(ab >= 0x3F400000u);
+  u32 r = ab + 0x200000u;`
 
-// e2m1LadderDown: every midpoint compared with >, so every tie goes down.
-const e2m1LadderDown = `  u32 mag = (u32)(ax > 0.25f) + (u32)(ax > 0.75f) + (u32)(ax > 1.25f) +
-            (u32)(ax > 1.75f) + (u32)(ax > 2.5f) + (u32)(ax > 3.5f) +
-            (u32)(ax > 5.0f);`
+// e2m1RoundingDown: every tie goes down (> at 0.25 and 0.75, round half
+// down on the bits): the ladder written > throughout.
+const e2m1RoundingDown = `  u32 lo = (u32)(ab > 0x3E800000u) + (u32)(ab > 0x3F400000u);
+  u32 r = ab + 0x1FFFFFu;`
+
+const e2m1Select = "return ab > 0x7F800000u ? 0x7u : (sign | mag);"
 
 // cudaConversionMutants corrupt the E2M1 encoder (e2m1.cuh, certified
 // through the e2m1_nvidia kernel) and the FP8 conversions (fp8.cu).
 var cudaConversionMutants = []CUDAMutant{
 	{Name: "cuda-e2m1-ties-away", Module: "e2m1", File: "e2m1.cuh", Kernel: "e2m1_nvidia", Suite: "e2m1", Claim: "nvidia",
 		Class: "ties-away",
-		Doc:   "every midpoint compare written >= (the ladder made uniform): ties round away from zero",
-		Find:  e2m1Ladder, Replace: e2m1LadderAway},
+		Doc:   "every tie rounded up (>= at the midpoints below 1, half up on the bits above): ties round away from zero",
+		Find:  e2m1Rounding, Replace: e2m1RoundingAway},
 	{Name: "cuda-e2m1-ties-toward-zero", Module: "e2m1", File: "e2m1.cuh", Kernel: "e2m1_nvidia", Suite: "e2m1", Claim: "nvidia",
 		Class: "ties-toward-zero",
-		Doc:   "every midpoint compare written > : ties round toward zero",
-		Find:  e2m1Ladder, Replace: e2m1LadderDown},
+		Doc:   "every tie rounded down (> at the midpoints below 1, half down on the bits above): ties round toward zero",
+		Find:  e2m1Rounding, Replace: e2m1RoundingDown},
 	{Name: "cuda-e2m1-one-tie-up", Module: "e2m1", File: "e2m1.cuh", Kernel: "e2m1_nvidia", Suite: "e2m1", Claim: "nvidia",
 		Class: "",
-		Doc:   "one compare of the ladder off (ax >= 2.5f): 2.5 rounds to 3, the other midpoints still to even; no single rule of the library explains it",
-		Find:  "(u32)(ax > 2.5f)", Replace: "(u32)(ax >= 2.5f)"},
+		Doc:   "ties in [2, 4) rounded up (exponent 128 forces the carry): 2.5 rounds to 3, the other midpoints still to even; no single rule of the library explains it",
+		Find:  "u32 r = ab + 0x1FFFFFu + ((ab >> 22) & 1u);", Replace: "u32 r = ab + 0x1FFFFFu + (((ab >> 22) & 1u) | (u32)((ab >> 23) == 128u));"},
 	{Name: "cuda-e2m1-nan-sign-kept", Module: "e2m1", File: "e2m1.cuh", Kernel: "e2m1_nvidia", Suite: "e2m1", Claim: "nvidia",
 		Class: "nan-sign-kept",
 		Doc:   "the sign ORed in after the NaN select: -NaN -> 0xF where the instruction gives 0x7",
-		Find:  "return nan ? 0x7u : (sign | mag);", Replace: "return sign | (nan ? 0x7u : mag);"},
+		Find:  e2m1Select, Replace: "return sign | (ab > 0x7F800000u ? 0x7u : mag);"},
 	{Name: "cuda-e2m1-negative-zero-cleared", Module: "e2m1", File: "e2m1.cuh", Kernel: "e2m1_nvidia", Suite: "e2m1", Claim: "nvidia",
 		Class: "negative-zero-cleared",
 		Doc:   "sign applied only to a nonzero magnitude (\"no -0\"): -0 and small negatives encode as +0",
@@ -42,7 +45,7 @@ var cudaConversionMutants = []CUDAMutant{
 	{Name: "cuda-e2m1-inf-as-nan", Module: "e2m1", File: "e2m1.cuh", Kernel: "e2m1_nvidia", Suite: "e2m1", Claim: "nvidia",
 		Class: "",
 		Doc:   "NaN test off by one (>= 0x7F800000 also takes +-Inf): -Inf -> 0x7 instead of -6 (0xF); outside the library",
-		Find:  "bool nan = (bits & 0x7FFFFFFFu) > 0x7F800000u;", Replace: "bool nan = (bits & 0x7FFFFFFFu) >= 0x7F800000u;"},
+		Find:  e2m1Select, Replace: "return ab >= 0x7F800000u ? 0x7u : (sign | mag);"},
 	{Name: "cuda-e4m3-pair-swap", Module: "fp8", Kernel: "fp8_e4m3_satfinite", Suite: "e4m3", Claim: "satfinite",
 		Class: "",
 		Doc: "cvt.rn.satfinite.e4m3x2.f32 given its operands in memory order, but the first operand fills the high byte: " +

@@ -4,7 +4,8 @@
 //
 //   e2m1_nvidia*: bitexact's implementation of the `nvidia` profile of
 //     refimpl/fp4 (the semantics of PTX cvt.rn.satfinite.e2m1x2.f32):
-//     nearest-even via threshold compares, |x| > 6 and +-Inf saturate to
+//     nearest-even (e2m1.cuh: a rounding add below 1, a one-bit mantissa
+//     round above), |x| > 6 and +-Inf saturate to
 //     sign|7, -0 and negatives rounding to zero keep the sign (0x8), and
 //     every NaN, whatever its sign, becomes +0x7.
 //
