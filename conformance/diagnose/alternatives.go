@@ -47,6 +47,9 @@ var profileDocs = map[string]string{
 	"awq.pack/awq-gemv":               "AutoAWQ GEMV layout (transposed, sequential nibbles)",
 	"awq.quantize/autoawq":            "AutoAWQ quantizer: scale by reciprocal multiply, round half to even in fp32",
 	"awq.quantize/forge":              "FORGE quantizer",
+	"awq.quantize/autoawq-x86":        "AutoAWQ on an x86-64 CPU: a repack that overflows fp16 stores 0x80000000 (cvttss2si) where CUDA saturates",
+	"awq.dequantize/cuda":             "vLLM AWQ CUDA dequantization: fma with +0, a zero product is +0",
+	"awq.dequantize/triton":           "vLLM triton AWQ dequantization: a zero product keeps its sign (-0 where u = z and s < 0)",
 }
 
 func profileDoc(op, p string) string {

@@ -25,9 +25,9 @@ const (
 type IntCast int
 
 const (
-	// CastRefuse is no platform: a value that is not a finite int32 is an
-	// error, because what the implementation stores then depends on where
-	// it runs.
+	// CastRefuse (the zero value) is no platform: a value that is not a
+	// finite int32 is an error, because what the implementation stores
+	// then depends on where it runs. No named quantizer uses it.
 	CastRefuse IntCast = iota
 	// CastX86 is x86-64's cvttss2si (and its AVX forms): NaN, ±Inf and
 	// out-of-range values all give the "integer indefinite" 0x80000000.
@@ -104,32 +104,27 @@ var (
 	// u = 15: 30576 + 34944 = 65520). Nearly every such group has an
 	// element with u = 15, whatever its ends; -28392..37112 (z = 6, the
 	// maximum's u = 14 by two ties to even) is one that does not. v is
-	// then ±Inf or NaN, and its int32 cast ORed unmasked into the word
-	// depends on the platform. autoawq refuses such a group with an error
-	// naming the two platform profiles, autoawq-x86 and autoawq-cuda,
-	// which reproduce it.
-	AutoAWQ = Quantizer{Name: "autoawq", Scheme: AsymmetricF16, Cast: CastRefuse,
-		Source: "casper-hansen/AutoAWQ:awq/quantize/quantizer.py pseudo_quantize_tensor, awq/modules/linear/gemm.py from_linear (commit 88e4c76)"}
+	// then ±Inf or NaN, and the word holds its int32 cast ORed in
+	// unmasked, which depends on the platform: autoawq is AutoAWQ where it
+	// runs by default, on CUDA (its get_best_device picks the GPU), whose
+	// cast saturates (CastSaturate: +Inf -> 0x7FFFFFFF, 0x7FFFFFFF << 4p
+	// sets every bit from 4p up; -Inf -> 0x80000000; NaN -> 0); on an
+	// x86-64 CPU it is autoawq-x86. Measured with torch 2.11 on an H100
+	// (conformance/harness/autoawq).
+	AutoAWQ = Quantizer{Name: "autoawq", Scheme: AsymmetricF16, Cast: CastSaturate,
+		Source: "casper-hansen/AutoAWQ@88e4c76 awq/quantize/quantizer.py pseudo_quantize_tensor, awq/modules/linear/gemm.py from_linear, on torch 2.11 CUDA (H100); conformance/harness/autoawq"}
 
 	// AutoAWQX86 is AutoAWQ (commit 88e4c76) run by torch on an x86-64
-	// CPU: as autoawq, and a re-derived nibble that is NaN or ±Inf casts
-	// to 0x80000000 (CastX86), which sets the word's sign bit when it is
-	// in nibble slot 0 and vanishes (shifted out) in slots 1-7. Measured
-	// with torch 2.11 on x86-64 (conformance/harness/autoawq).
+	// CPU: as autoawq, except that a re-derived nibble that is NaN or ±Inf
+	// casts to 0x80000000 (CastX86), which sets the word's sign bit when it
+	// is in nibble slot 0 and vanishes (shifted out) in slots 1-7.
+	// Measured with torch 2.11 on x86-64 (conformance/harness/autoawq).
 	AutoAWQX86 = Quantizer{Name: "autoawq-x86", Scheme: AsymmetricF16, Cast: CastX86,
 		Source: "casper-hansen/AutoAWQ@88e4c76 on torch 2.11 CPU (x86-64); conformance/harness/autoawq"}
-
-	// AutoAWQCUDA is AutoAWQ (commit 88e4c76) run by torch on CUDA: as
-	// autoawq, and a re-derived nibble that is +Inf casts to 0x7FFFFFFF,
-	// -Inf to 0x80000000 and NaN to 0 (CastSaturate); 0x7FFFFFFF << 4p
-	// sets every bit from 4p up. Measured with torch 2.11 on an H100
-	// (conformance/harness/autoawq).
-	AutoAWQCUDA = Quantizer{Name: "autoawq-cuda", Scheme: AsymmetricF16, Cast: CastSaturate,
-		Source: "casper-hansen/AutoAWQ@88e4c76 on torch 2.11 CUDA (H100); conformance/harness/autoawq"}
 )
 
 // Quantizers lists the named quantizers, canonical first.
-func Quantizers() []Quantizer { return []Quantizer{Forge, AutoAWQ, AutoAWQX86, AutoAWQCUDA} }
+func Quantizers() []Quantizer { return []Quantizer{Forge, AutoAWQ, AutoAWQX86} }
 
 // QuantizerByName finds a quantizer.
 func QuantizerByName(name string) (Quantizer, error) {
@@ -138,7 +133,7 @@ func QuantizerByName(name string) (Quantizer, error) {
 			return q, nil
 		}
 	}
-	return Quantizer{}, fmt.Errorf("awq: unknown quantizer %q (known: forge, autoawq, autoawq-x86, autoawq-cuda)", name)
+	return Quantizer{}, fmt.Errorf("awq: unknown quantizer %q (known: forge, autoawq, autoawq-x86)", name)
 }
 
 // fp16Clamp1e5 is 1e-5 rounded to fp16 (168 * 2^-24), the lower bound
@@ -276,7 +271,7 @@ func autoAWQGroup(w []uint16, out *Quantized, g int, cast IntCast) error {
 			if !ok {
 				return fmt.Errorf("awq: autoawq: weight [%d,%d] (group %d, column %d: scale %#04x, zero %d): AutoAWQ's repack "+
 					"re-derives the nibble as round((w_dq + z*s)/s) = %v (fp16 overflow), and the word it stores then depends on "+
-					"the platform's float-to-int cast: use quantizer autoawq-x86 (torch CPU, x86-64) or autoawq-cuda (torch CUDA)",
+					"the platform's float-to-int cast, which this quantizer does not name: use autoawq (torch CUDA) or autoawq-x86 (torch CPU, x86-64)",
 					k, n, g, n, out.Scales[g*OC+n], int(z[n]), v)
 			}
 			iw[n] = c

@@ -12,7 +12,7 @@ func init() {
 		Name: "awq.quantize",
 		Doc:  "fp16 W [IC,OC] -> AWQ qweight/qzeros/scales (vLLM GEMM layout) under a named quantizer, groups of G along IC",
 		Params: map[string]string{
-			"quantizer": "forge (default; absmax/7, u = q+8, z = 8) | autoawq (AutoAWQ zero-point quantizer in fp16; refuses groups whose repack overflows fp16) | autoawq-x86 (AutoAWQ on torch CPU x86-64, overflow packed as it packs it) | autoawq-cuda (AutoAWQ on torch CUDA)",
+			"quantizer": "forge (default; absmax/7, u = q+8, z = 8) | autoawq (AutoAWQ zero-point quantizer in fp16 and its GEMM repack, as on torch CUDA) | autoawq-x86 (the same on torch CPU x86-64: a repack overflow casts to 0x80000000)",
 			"group":     "group size G along IC (default 128; -1 = IC)",
 		},
 		Inputs:  []string{"w"},
