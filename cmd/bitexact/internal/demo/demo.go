@@ -96,12 +96,14 @@ const csp = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; style-src
 
 // Meta is the document served as /meta.json.
 type Meta struct {
-	Module      ModuleInfo       `json:"module"`
-	Conversions []Conversion     `json:"conversions"`
-	Formats     []Format         `json:"formats"`
-	FP4         []Named          `json:"fp4Profiles"`
-	NVFP4       []Recipe         `json:"nvfp4Recipes"`
-	MXModes     []Named          `json:"mxScaleModes"`
+	Module      ModuleInfo   `json:"module"`
+	Conversions []Conversion `json:"conversions"`
+	Formats     []Format     `json:"formats"`
+	FP4         []Named      `json:"fp4Profiles"`
+	NVFP4       []Recipe     `json:"nvfp4Recipes"`
+	MXModes     []Named      `json:"mxScaleModes"`
+	// MXNonFinite says what a NaN or ±Inf does to an MXFP4 block.
+	MXNonFinite string           `json:"mxNonFinite"`
 	AWQ         []Named          `json:"awqQuantizers"`
 	AWQLayout   Named            `json:"awqLayout"`
 	TieRules    []Named          `json:"tieRules"`
@@ -222,7 +224,9 @@ func BuildMeta(moduleFile string) Meta {
 		Module:    ModuleInfo{SHA256: wasm.ModuleDigest(), GoVersion: wasm.ModuleGoVersion(), Bytes: len(module()), File: moduleFile},
 		Formats:   formats(),
 		AWQLayout: Named{awq.AWQ.Name, awq.AWQ.Source},
-		Ops:       map[string]OpDoc{},
+		// The rule of refimpl/mxfp4 (its package doc; OCP MX v1.0 §6.3).
+		MXNonFinite: "a NaN or ±Inf anywhere makes the block amax non-finite, the E8M0 shared scale 0xFF (NaN), and so the whole block NaN (OCP MX v1.0 §6.3); the element codes are those of a NaN under the E2M1 profile.",
+		Ops:         map[string]OpDoc{},
 	}
 	for _, c := range unary.All() {
 		m.Conversions = append(m.Conversions, Conversion{c.Name, c.Format, c.Profile, c.Bits, c.Source})
