@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -47,10 +48,7 @@ func TestBrowser(t *testing.T) {
 	b := startBrowser(t, path)
 	desktop(t, b)
 	t.Run("enter before ready", func(t *testing.T) { testBeforeReady(t, b) })
-	start := time.Now()
-	b.call(t, b.session, "Page.navigate", map[string]any{"url": srv.URL + "/"}, nil)
-	b.waitFor(t, "the page to load the module and run every view", `document.body && document.body.dataset.state === "ready"`, 90*time.Second)
-	t.Logf("page ready in %v (bitexact serve's handler, loopback)", time.Since(start).Round(time.Millisecond))
+	t.Logf("page ready in %v (bitexact serve's handler, loopback; load, module compile, all four views)", loadTime(t, b, srv.URL+"/"))
 
 	var digest string
 	b.eval(t, `document.getElementById("digest").textContent`, &digest)
@@ -1179,10 +1177,7 @@ func testStaticSite(t *testing.T, b *browser) {
 	}
 	srv := httptest.NewServer(http.FileServer(http.Dir(dir)))
 	defer srv.Close()
-	start := time.Now()
-	b.call(t, b.session, "Page.navigate", map[string]any{"url": srv.URL + "/?v=480"}, nil)
-	b.waitFor(t, "the static page to be ready", `document.body && document.body.dataset.state === "ready"`, 90*time.Second)
-	t.Logf("static site (http.FileServer, loopback) ready in %v", time.Since(start).Round(time.Millisecond))
+	t.Logf("static site (http.FileServer, loopback) ready in %v", loadTime(t, b, srv.URL+"/?v=480"))
 	var digest string
 	b.eval(t, `document.getElementById("digest").textContent`, &digest)
 	if digest != wasm.ModuleDigest() {
@@ -1195,4 +1190,22 @@ func testStaticSite(t *testing.T, b *browser) {
 			t.Errorf("static site, %s(480): %q, want %s", cv.Name, shown[cv.Name], want)
 		}
 	}
+}
+
+// loadTime loads url three times (from about:blank, the browser's cache
+// as a returning visitor has it) and returns the median time until the
+// page is ready: module fetched and compiled, every view computed. It is
+// logged, not asserted (speed targets live in benchmarks).
+func loadTime(t *testing.T, b *browser, url string) time.Duration {
+	t.Helper()
+	var d []time.Duration
+	for range 3 {
+		b.call(t, b.session, "Page.navigate", map[string]any{"url": "about:blank"}, nil)
+		start := time.Now()
+		b.call(t, b.session, "Page.navigate", map[string]any{"url": url}, nil)
+		b.waitFor(t, "the page to load the module and run every view", `document.body && document.body.dataset.state === "ready"`, 90*time.Second)
+		d = append(d, time.Since(start).Round(time.Millisecond))
+	}
+	slices.Sort(d)
+	return d[1]
 }

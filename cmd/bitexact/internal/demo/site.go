@@ -30,20 +30,28 @@ func ModuleFile() string { return "refimpl." + wasm.ModuleDigest()[:16] + ".wasm
 // Cloudflare Pages; other hosts take the same rules in their own form):
 // the page, its scripts and meta.json revalidate on every load, the
 // content-addressed module is immutable, and the page is confined to its
-// own origin as under `bitexact serve`.
+// own origin as under `bitexact serve`. Each file gets one Cache-Control:
+// both hosts join the values of a header set by several matching rules.
 func Headers() string {
-	return `# Cache and security headers for the bitexact demo (Netlify / Cloudflare
+	var b strings.Builder
+	b.WriteString(`# Cache and security headers for the bitexact demo (Netlify / Cloudflare
 # Pages syntax). Everything but the module revalidates on each load, so a
 # page and the module it names always match; the module's name carries its
 # SHA-256, so it never changes under that name.
 /*
-  Cache-Control: no-cache
   Content-Security-Policy: ` + csp + `
   X-Content-Type-Options: nosniff
-/` + ModuleFile() + `
-  Cache-Control: public, max-age=31536000, immutable
-  Content-Type: application/wasm
-`
+`)
+	names := []string{"/", "/meta.json"}
+	ents, _ := assets.ReadDir("assets") // fixed at build time
+	for _, e := range ents {
+		names = append(names, "/"+e.Name())
+	}
+	for _, n := range names {
+		b.WriteString(n + "\n  Cache-Control: no-cache\n")
+	}
+	b.WriteString("/" + ModuleFile() + "\n  Cache-Control: public, max-age=31536000, immutable\n  Content-Type: application/wasm\n")
+	return b.String()
 }
 
 // WriteSite writes the demo as static files into dir, which must not exist
@@ -79,12 +87,14 @@ func WriteSite(dir string) ([]SiteFile, error) {
 		return nil, err
 	}
 	var names []string
-	for n, b := range files {
+	for n := range files {
 		names = append(names, n)
+	}
+	for _, n := range names {
 		if n == "_headers" || n == ".nojekyll" {
 			continue
 		}
-		z, err := gzipBytes(b)
+		z, err := gzipBytes(files[n])
 		if err != nil {
 			return nil, err
 		}

@@ -455,8 +455,11 @@ async function showBlock() {
   if (mx) series.push({ y: mx.y, cls: "mxp", label: "MXFP4", shape: "o", dx: 3 });
   const recipe = meta.nvfp4Recipes.find((r) => r.name === $("nv-recipe").value) || meta.nvfp4Recipes[0];
   const div = recipe.perTensor === "divide";
-  // One worked element: the first finite one, with the module's numbers.
-  const i0 = Math.max(0, xs.findIndex((v) => isFinite(v)));
+  // One worked element, with the module's numbers: the largest finite
+  // |x| (its code is not zero).
+  let i0 = -1;
+  xs.forEach((v, i) => { if (isFinite(v) && (i0 < 0 || Math.abs(v) > Math.abs(xs[i0]))) i0 = i; });
+  i0 = Math.max(i0, 0);
   const nvWorked = `y[${i0}] = ${fv(nv.elem[i0])} × ${fv(nv.scaleVals[i0 >> 4])} ${div ? "÷" : "×"} ${fv(nv.global)} = ${fv(nv.yBits[i0])}`;
   const mxWorked = mx ? `y[${i0}] = ${fv(mx.elem[i0])} × ${fv(mx.scaleVals[0])} = ${fv(mx.yBits[i0])}` : "";
   const nonFinite = xs.filter((v) => !isFinite(v)).length;
