@@ -758,10 +758,16 @@ func testBeforeReady(t *testing.T, b *browser) {
 	var st struct {
 		Disabled []bool
 		Copy     bool
+		Busy     []string
 	}
-	b.eval(t, `({Disabled: Array.from(document.querySelectorAll("form fieldset"), f => f.disabled), Copy: document.getElementById("copy-link").disabled})`, &st)
+	const state = `({Disabled: Array.from(document.querySelectorAll("form fieldset"), f => f.disabled), Copy: document.getElementById("copy-link").disabled,
+		Busy: Array.from(document.querySelectorAll("section .busy"), e => getComputedStyle(e).visibility)})`
+	b.eval(t, state, &st)
 	if len(st.Disabled) != 4 || !st.Copy {
 		t.Errorf("while loading: fieldsets disabled %v, copy-link disabled %v; want 4 disabled forms and a disabled button", st.Disabled, st.Copy)
+	}
+	if strings.Join(st.Busy, " ") != "visible visible visible visible" {
+		t.Errorf("while loading, the views' busy markers are %q, want all visible", st.Busy)
 	}
 	for _, d := range st.Disabled {
 		if !d {
@@ -784,11 +790,14 @@ func testBeforeReady(t *testing.T, b *browser) {
 	close(g.release)
 	released = true
 	b.waitFor(t, "the page to be ready", `document.body.dataset.state === "ready"`, 90*time.Second)
-	b.eval(t, `Array.from(document.querySelectorAll("form fieldset"), f => f.disabled)`, &st.Disabled)
+	b.eval(t, state, &st)
 	for _, d := range st.Disabled {
-		if d {
-			t.Errorf("ready, but a form is still disabled: %v", st.Disabled)
+		if d || st.Copy {
+			t.Errorf("ready, but a form or the copy-link button is still disabled: %v %v", st.Disabled, st.Copy)
 		}
+	}
+	if strings.Join(st.Busy, " ") != "hidden hidden hidden hidden" {
+		t.Errorf("ready, but the views' busy markers are %q, want all hidden", st.Busy)
 	}
 }
 
