@@ -717,8 +717,11 @@ func phone(t *testing.T, b *browser) {
 func shot(t *testing.T, b *browser, id, path string, maxH float64) {
 	t.Helper()
 	var r struct{ X, Y, W, H float64 }
-	b.eval(t, fmt.Sprintf(`(() => { const r = document.getElementById(%q).getBoundingClientRect();
-		return {X: r.left + scrollX, Y: r.top + scrollY, W: r.width, H: r.height}; })()`, id), &r)
+	// Scrolled into view and painted first: headless Chromium under mobile
+	// emulation can capture blank areas beyond the viewport.
+	b.eval(t, fmt.Sprintf(`(() => { document.activeElement.blur(); document.getElementById(%q).scrollIntoView();
+		return new Promise(ok => requestAnimationFrame(() => requestAnimationFrame(() => { const r = document.getElementById(%q).getBoundingClientRect();
+		ok({X: r.left + scrollX, Y: r.top + scrollY, W: r.width, H: r.height}); }))); })()`, id, id), &r)
 	b.screenshotClip(t, r.X, r.Y, r.W, min(r.H, maxH), path)
 }
 
