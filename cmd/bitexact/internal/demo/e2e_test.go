@@ -275,9 +275,9 @@ func checkWhy(t *testing.T, b *browser, in string) {
 		t.Errorf("%d rows disagree, %d say why", r.Differs, len(r.Why))
 	}
 	want := map[string]map[string]string{
-		"2.5":  {"e2m1/ties-away": "why: tie: x is exactly halfway between 2 and 3"},
-		"480":  {"e4m3/nosat": "why: overflow:"},
-		"-nan": {"bf16/canonical-nan": "why: NaN sign: x is a negative NaN; canonical-nan drops its sign"},
+		"2.5":  {"e2m1/ties-away": "ties-away ≠ nvidia why: tie: x is exactly halfway between 2 and 3"},
+		"480":  {"e4m3/nosat": "nosat ≠ satfinite why: overflow:"},
+		"-nan": {"bf16/canonical-nan": "canonical-nan ≠ rne why: NaN sign: x is a negative NaN; canonical-nan drops its sign"},
 	}[in]
 	for conv, prefix := range want {
 		if !strings.HasPrefix(r.Why[conv], prefix) {

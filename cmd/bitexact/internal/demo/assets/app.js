@@ -287,7 +287,7 @@ async function showValue() {
     const table = await decodeTable(fmt);
     const digits = byDigits(convs[0].bits);
     const nb = xv === xv ? neighbours(table, xv) : null;
-    const rows = [], codes = [];
+    const rows = [], codes = [], whys = [];
     let disagree = false;
     for (const c of convs) {
       const code = await ref.encode(c.name, x, c.bits > 8 ? 2 : 1);
@@ -301,8 +301,10 @@ async function showValue() {
         h("td", { class: "val" }, fmtF32(table.bits[code])),
         h("td", { class: "err", "data-conv-err": c.name }, diffText(table.bits[code], xv)),
         h("td", { class: "src" }, c.source)));
-      if (differs) rows.push(h("tr", { class: "why-row" }, h("td", { colspan: 6, class: "why", "data-why": c.name },
-        "why: ", why(fmt, table, nb, convs[0].profile, c.profile, codes[0], code, x, xv))));
+      // The reason goes under the table, where it wraps to the card's
+      // width even when the table scrolls.
+      if (differs) whys.push(h("p", { class: "why", "data-why": c.name },
+        h("b", {}, `${c.profile} ≠ ${convs[0].profile}`), " why: ", why(fmt, table, nb, convs[0].profile, c.profile, codes[0], code, x, xv)));
     }
     const nbBtn = (c, cls) => (c === null ? h("span", { class: cls, "data-code": "" }, "none")
       : h("button", { type: "button", class: `nbbtn ${cls}`, "data-code": hx(c, digits), "data-goto": `${fmt.name}:${hx(c, digits)}`, title: "show this code" },
@@ -324,6 +326,7 @@ async function showValue() {
       h("div", { class: "scroll" }, h("table", { class: "valtab" },
         h("thead", {}, h("tr", {}, ["profile", "code", "bits", "decoded y", "error y − x", "source"].map((t) => h("th", {}, t)))),
         h("tbody", {}, rows))),
+      whys,
       distinct.map((c) => h("p", { class: "nb formula-line", "data-code": hx(c, digits) }, hx(c, digits), ": ", formula(fmt, c, table.bits[c]))),
       nbLine));
   }
