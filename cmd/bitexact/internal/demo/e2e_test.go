@@ -221,6 +221,7 @@ func testValue(t *testing.T, b *browser) {
 		{"E4M3 tie at 464 rounds to even 448 under both profiles", "464"},
 		{"float32 subnormal", "1e-40"},
 		{"negative NaN", "-nan"},
+		{"positive NaN", "nan"},
 		{"hex float", "0x1.8p-1"},
 		{"largest float32", "bits:0x7f7fffff"},
 		// 1 + 2^-24 is the midpoint between float32 1 and 1 + 2^-23; this
@@ -277,7 +278,11 @@ func checkWhy(t *testing.T, b *browser, in string) {
 	want := map[string]map[string]string{
 		"2.5":  {"e2m1/ties-away": "ties-away ≠ nvidia why: tie: x is exactly halfway between 2 and 3"},
 		"480":  {"e4m3/nosat": "nosat ≠ satfinite why: overflow:"},
-		"-nan": {"bf16/canonical-nan": "canonical-nan ≠ rne why: NaN sign: x is a negative NaN; canonical-nan drops its sign"},
+		"-nan": {"bf16/canonical-nan": "canonical-nan ≠ rne why: NaN sign: x is a negative NaN; canonical-nan drops its sign (0x7fff)"},
+		"nan":  {"bf16/canonical-nan": "canonical-nan ≠ rne why: NaN payload: both give a NaN of the same sign"},
+		// A tie between -0.5 and 0 that nvidia rounds to -0 (even code 0x8).
+		"-0.25": {"e2m1/ties-away": "ties-away ≠ nvidia why: tie: x is exactly halfway between -0.5 and 0; nvidia rounds the tie to the even code (here toward zero) (-0)"},
+		"1e39":  {"e4m3/nosat": "nosat ≠ satfinite why: overflow: |x| is beyond the largest finite E4M3 value 448; satfinite gives the largest finite value 448, nosat gives NaN (saturate vs NaN)."},
 	}[in]
 	for conv, prefix := range want {
 		if !strings.HasPrefix(r.Why[conv], prefix) {

@@ -194,26 +194,38 @@ function tieRuleOf(table, pick, other) {
 }
 
 // why is one plain sentence on why profile B's code differs from profile
-// A's for x (bits xb, value x) in a format with decode table t.
+// A's for x (bits xb, value x) in a format with decode table t. Values are
+// compared as numbers (a tie between -0.5 and 0 may round to -0).
 function why(fmt, t, nb, a, b, ca, cb, xb, x) {
   const va = t.vals[ca], vb = t.vals[cb], na = isNaNBits(t.bits[ca]), nbn = isNaNBits(t.bits[cb]);
   const sa = fmtF32(t.bits[ca]), sb = fmtF32(t.bits[cb]);
+  const digits = byDigits(fmtWidth(fmt)), code = (c) => hx(c, digits);
   if (x !== x) {
-    if (na && nbn) return `NaN sign: x is a ${xb >>> 31 ? "negative" : "positive"} NaN; ${b} ${(t.bits[cb] >>> 31) === (xb >>> 31) ? "keeps" : "drops"} its sign and payload where ${a} gives ${sa}.`;
+    if (na && nbn) {
+      if ((t.bits[ca] >>> 31) === (t.bits[cb] >>> 31))
+        return `NaN payload: both give a NaN of the same sign, ${a} as code ${code(ca)}, ${b} as ${code(cb)} (a fixed NaN pattern instead of the input's payload, or the other way round).`;
+      return `NaN sign: x is a ${xb >>> 31 ? "negative" : "positive"} NaN; ${b} ${(t.bits[cb] >>> 31) === (xb >>> 31) ? "keeps" : "drops"} its sign (${code(cb)}) where ${a} gives ${code(ca)}.`;
+    }
     return `NaN: ${fmt.name.toUpperCase()} ${na || nbn ? "has a NaN code, but" : "has no NaN, so"} ${b} turns NaN into ${sb} where ${a} gives ${sa}.`;
   }
   if (!fmt.fields[0] && x <= 0) return `no sign, no zero: ${fmt.name.toUpperCase()} cannot hold x ≤ 0; ${a} gives ${sa}, ${b} gives ${sb}.`;
   if (va === 0 && vb === 0) return `−0: the result rounds to zero; ${Object.is(vb, -0) ? b + " keeps the sign (−0)" : b + " drops the sign (+0)"} where ${a} gives ${sa}.`;
   const maxFinite = Math.max(...t.order.map((c) => t.vals[c]).filter(isFinite));
   if (!isFinite(x) || Math.abs(x) > maxFinite) {
-    const what = (v, n) => (n ? "NaN" : !isFinite(v) ? "infinity" : `the largest finite value ${fmtF32(f32bits(v))}`);
-    return `overflow: |x| is beyond the largest finite ${fmt.name.toUpperCase()} value; ${a} gives ${what(va, na)}, ${b} gives ${what(vb, nbn)} (saturate vs ${nbn || na ? "NaN" : "Inf"}).`;
+    const sat = (v) => isFinite(v) && Math.abs(v) === maxFinite;
+    const what = (v, n, s) => (n ? "NaN" : !isFinite(v) ? (v > 0 ? "+Inf" : "-Inf") : sat(v) ? `the largest finite value ${s}` : s);
+    const kind = (sat(va) || sat(vb)) && (na || nbn || !isFinite(va) || !isFinite(vb)) ? ` (saturate vs ${na || nbn ? "NaN" : "Inf"})` : "";
+    return `overflow: |x| is beyond the largest finite ${fmt.name.toUpperCase()} value ${fmtF32(f32bits(maxFinite))}; ${a} gives ${what(va, na, sa)}, ${b} gives ${what(vb, nbn, sb)}${kind}.`;
   }
   if (na !== nbn) return `out of range: ${na ? a : b} returns NaN for this x, ${na ? b : a} the value ${na ? sb : sa}.`;
-  if (nb && nb.tie && [nb.below, nb.above].includes(ca) && [nb.below, nb.above].includes(cb))
-    return `tie: x is exactly halfway between ${fmtF32(t.bits[nb.below])} and ${fmtF32(t.bits[nb.above])}; ${a} ${tieRuleOf(t, ca, cb)} (${sa}), ${b} ${tieRuleOf(t, cb, ca)} (${sb}).`;
+  const vBelow = nb && nb.below !== null ? t.vals[nb.below] : NaN, vAbove = nb && nb.above !== null ? t.vals[nb.above] : NaN;
+  const between = (v) => v === vBelow || v === vAbove;
+  if (nb && nb.tie && between(va) && between(vb)) {
+    const other = (c) => (t.vals[c] === vBelow ? nb.above : nb.below);
+    return `tie: x is exactly halfway between ${fmtF32(t.bits[nb.below])} and ${fmtF32(t.bits[nb.above])}; ${a} ${tieRuleOf(t, ca, other(ca))} (${sa}), ${b} ${tieRuleOf(t, cb, other(cb))} (${sb}).`;
+  }
   if ((va === 0) !== (vb === 0)) return `tiny value: ${va === 0 ? a : b} flushes x to zero, ${va === 0 ? b : a} keeps ${va === 0 ? sb : sa}.`;
-  if (nb && [nb.below, nb.above].includes(ca) && [nb.below, nb.above].includes(cb))
+  if (nb && between(va) && between(vb))
     return `rounding direction: x lies between ${fmtF32(t.bits[nb.below])} and ${fmtF32(t.bits[nb.above])} (not halfway); ${a} rounds ${va > x ? "up" : "down"}, ${b} rounds ${vb > x ? "up" : "down"}.`;
   return `${b} gives ${sb} where ${a} gives ${sa}: their rounding rules differ at this input (see the sources).`;
 }
