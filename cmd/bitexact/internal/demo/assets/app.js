@@ -184,8 +184,8 @@ function diffText(yBits, x) {
 
 const isNaNBits = (bits) => (bits & 0x7fffffff) > 0x7f800000;
 
-// tieRuleOf names what a profile did with a tie: it picked `pick` of the
-// two nearest codes a and b.
+// tieRuleOf names what a profile did with a tie: of the two nearest codes
+// it picked `pick`, not `other`.
 function tieRuleOf(table, pick, other) {
   const even = (pick & 1) === 0 && (other & 1) === 1;
   const away = Math.abs(table.vals[pick]) > Math.abs(table.vals[other]);
