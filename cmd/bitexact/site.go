@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 
@@ -21,7 +22,7 @@ immutable under its name, everything else revalidates on each load.`
 const siteSynopsis = "site --out DIR"
 
 // runSite is 'bitexact site'; 'bitexact serve --out DIR' runs it too.
-func runSite(args []string, stdout, stderr io.Writer) int {
+func runSite(_ context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("site", siteSynopsis, siteHelp, stderr)
 	out := fs.String("out", "", "directory to write the site into (new or empty)")
 	if st, ok := parse(fs, args); !ok {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"os"
@@ -23,7 +24,7 @@ func TestSite(t *testing.T) {
 		if args[0] == "serve" {
 			st = runServe(t.Context(), []string{"--out", dir}, &out, &errb)
 		} else {
-			st = runSite([]string{"--out", dir}, &out, &errb)
+			st = runSite(context.Background(), []string{"--out", dir}, &out, &errb)
 		}
 		if st != exitOK {
 			t.Fatalf("%v: exit %d, stderr %q", args, st, errb.String())
@@ -39,12 +40,12 @@ func TestSite(t *testing.T) {
 			t.Errorf("%v: module in the site has sha256 %x, want %s", args, d, wasm.ModuleDigest())
 		}
 		errb.Reset()
-		if st := runSite([]string{"--out", dir}, &out, &errb); st != exitUsage || !strings.Contains(errb.String(), "is not empty") {
+		if st := runSite(context.Background(), []string{"--out", dir}, &out, &errb); st != exitUsage || !strings.Contains(errb.String(), "is not empty") {
 			t.Errorf("second run into %s: exit %d, stderr %q; want a refusal naming the non-empty directory", dir, st, errb.String())
 		}
 	}
 	var errb bytes.Buffer
-	if st := runSite(nil, &bytes.Buffer{}, &errb); st != exitUsage || !strings.Contains(errb.String(), "--out DIR is required") {
+	if st := runSite(context.Background(), nil, &bytes.Buffer{}, &errb); st != exitUsage || !strings.Contains(errb.String(), "--out DIR is required") {
 		t.Errorf("no --out: exit %d, stderr %q", st, errb.String())
 	}
 }
