@@ -147,11 +147,13 @@ type Profile struct {
 	// tasks that have this profile.
 	Mismatches int `json:"mismatches"`
 	// Tasks is how many tasks the profile is checked on, of TasksTotal:
-	// those with a golden case, and for the profile held to every task.
+	// those with a golden case and those the reference computed it for
+	// (every task for the profile held to; without a claim, every task the
+	// reference defines the profile on).
 	Tasks      int `json:"tasks"`
 	TasksTotal int `json:"tasks_total"`
 	// Computed is how many of Tasks were checked against expected outputs
-	// computed by the reference module (no golden case).
+	// computed by the reference (no golden case).
 	Computed int `json:"computed_tasks,omitempty"`
 }
 
@@ -277,8 +279,47 @@ func BuildContext(ctx context.Context, in Input) (*Certificate, error) {
 	if len(tds) == 0 {
 		return nil, fmt.Errorf("no task of suite %s has outputs", s.Name)
 	}
+	// Where the golden set has no case of a profile for a task, the
+	// reference computes the expected outputs now: for a claim, the claimed
+	// profile's (the others keep the verdict of the tasks they have a case
+	// for); without one, every profile's, so that the results are held to
+	// the profile they match among all of them.
+	computed := map[string]map[string]string{}   // profile -> task -> engine
+	uncomputable := map[string]map[string]error{} // profile -> task -> why
+	for i := range tds {
+		td := &tds[i]
+		for _, p := range s.Profiles {
+			if _, ok := td.expected[p]; ok || (in.Claimed != "" && p != in.Claimed) {
+				continue
+			}
+			if uncomputable[p] == nil {
+				uncomputable[p] = map[string]error{}
+			}
+			if in.Reference == nil {
+				uncomputable[p][td.t.Name] = fmt.Errorf("no reference engine to compute expected outputs")
+				continue
+			}
+			e, err := s.Compute(ctx, in.Reference, td.t, p, td.inputs)
+			if err != nil {
+				if ctx.Err() != nil {
+					return nil, ctx.Err()
+				}
+				uncomputable[p][td.t.Name] = err
+				continue
+			}
+			td.expected[p] = e
+			if computed[p] == nil {
+				computed[p] = map[string]string{}
+			}
+			computed[p][td.t.Name] = golden.EngineName(in.Reference)
+			if counts[p] == nil {
+				counts[p] = map[string]int{}
+			}
+			counts[p][td.t.Name], _ = compare(e, td.got)
+		}
+	}
 	// The profile held to: the claim, else the profile with the fewest
-	// mismatches among those the golden set has on every task.
+	// mismatches among those checked on every task.
 	c.Against = in.Claimed
 	if c.Against == "" {
 		best := -1
@@ -298,42 +339,31 @@ func BuildContext(ctx context.Context, in Input) (*Certificate, error) {
 			c.Against = s.Profiles[0]
 		}
 	}
-	// Every task is held to it: where the golden set has no case, the
-	// reference computes the expected outputs now.
-	computed := map[string]string{} // task -> engine
-	for i := range tds {
-		td := &tds[i]
+	// Every task is held to it: a task it cannot be checked on makes the
+	// run invalid before any verdict.
+	for _, td := range tds {
 		if _, ok := td.expected[c.Against]; ok {
 			continue
 		}
-		if in.Reference == nil {
-			return nil, &ClaimError{Task: td.t.Name, Profile: c.Against, Err: fmt.Errorf("no reference engine to compute expected outputs")}
+		err := uncomputable[c.Against][td.t.Name]
+		if err == nil {
+			err = fmt.Errorf("profile %q is not a profile of suite %s", c.Against, s.Name)
 		}
-		e, err := s.Compute(ctx, in.Reference, td.t, c.Against, td.inputs)
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil, ctx.Err()
+		return nil, &ClaimError{Task: td.t.Name, Profile: c.Against, Err: err}
+	}
+	if want := "wasm sha256:" + in.ReferenceWasm; c.Valid {
+		for _, td := range tds {
+			if by := computed[c.Against][td.t.Name]; by != "" && by != want {
+				c.Valid, c.InvalidReason = false, fmt.Sprintf("expected outputs of task %s computed by %s, not by the reference module %s", td.t.Name, by, want)
+				break
 			}
-			return nil, &ClaimError{Task: td.t.Name, Profile: c.Against, Err: err}
-		}
-		td.expected[c.Against] = e
-		computed[td.t.Name] = golden.EngineName(in.Reference)
-		if counts[c.Against] == nil {
-			counts[c.Against] = map[string]int{}
-		}
-		counts[c.Against][td.t.Name], _ = compare(e, results.Normalize(td.got, tensorInfos(e)))
-		if want := "wasm sha256:" + in.ReferenceWasm; computed[td.t.Name] != want && c.Valid {
-			c.Valid, c.InvalidReason = false, fmt.Sprintf("expected outputs of task %s computed by %s, not by the reference module %s", td.t.Name, computed[td.t.Name], want)
 		}
 	}
 	for _, p := range s.Profiles {
-		pv := Profile{Profile: p, TasksTotal: len(tds)}
-		for t, n := range counts[p] {
+		pv := Profile{Profile: p, TasksTotal: len(tds), Computed: len(computed[p])}
+		for _, n := range counts[p] {
 			pv.Tasks++
 			pv.Mismatches += n
-			if p == c.Against && computed[t] != "" {
-				pv.Computed++
-			}
 		}
 		pv.Conforms = pv.Tasks > 0 && pv.Mismatches == 0
 		c.Profiles = append(c.Profiles, pv)
@@ -344,7 +374,7 @@ func BuildContext(ctx context.Context, in Input) (*Certificate, error) {
 		want := td.expected[c.Against]
 		infos := tensorInfos(want)
 		params := ops.Params{}
-		if by := computed[td.t.Name]; by != "" {
+		if by := computed[c.Against][td.t.Name]; by != "" {
 			cs.Case, cs.Expected, cs.ComputedBy = ComputedCase, ExpectedComputed, by
 			var err error
 			if params, err = s.Params(td.t, c.Against); err != nil {
