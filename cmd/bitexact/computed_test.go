@@ -133,7 +133,7 @@ func TestCertifyComputedExpected(t *testing.T) {
 			[]string{"CONFORMS to claimed profile `" + mxClaim + "`", "2/2 (1 computed)"}},
 		{"MXFP4 ties-away reference, no claim", "mxfp4", "", mxRef, exitOK, "matrix.f32",
 			[]string{"conforms to `" + mxClaim + "`; differs from", "2/2 (1 computed)"}},
-				{"sparse GEMV right on two experts only, claiming sparse-v7-seq", "gemv-sparse-fp4", spClaim, twoExperts(spRef), exitMismatch, "gemv.sparse_fp4",
+		{"sparse GEMV right on two experts only, claiming sparse-v7-seq", "gemv-sparse-fp4", spClaim, twoExperts(spRef), exitMismatch, "gemv.sparse_fp4",
 			[]string{"DOES NOT CONFORM to claimed profile `" + spClaim + "`", "FAIL gemv.sparse_fp4 (computed expected outputs): "}},
 		{"sparse GEMV sparse-v7-seq reference", "gemv-sparse-fp4", spClaim, spRef, exitOK, "gemv.sparse_fp4",
 			[]string{"CONFORMS to claimed profile `" + spClaim + "`"}},

@@ -284,7 +284,7 @@ func BuildContext(ctx context.Context, in Input) (*Certificate, error) {
 	// profile's (the others keep the verdict of the tasks they have a case
 	// for); without one, every profile's, so that the results are held to
 	// the profile they match among all of them.
-	computed := map[string]map[string]string{}   // profile -> task -> engine
+	computed := map[string]map[string]string{}    // profile -> task -> engine
 	uncomputable := map[string]map[string]error{} // profile -> task -> why
 	for i := range tds {
 		td := &tds[i]
