@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -304,11 +305,52 @@ func (f *Files) Compare(fsys fs.FS) error {
 			continue
 		}
 		if p == ManifestFile {
-			return &DiffError{File: p, Problem: firstLineDiff(got, want)}
+			return manifestDiff(got, want)
 		}
 		return diffSafetensors(p, got, want)
 	}
 	return nil
+}
+
+// manifestDiff explains why the committed manifest (got) differs from the
+// regenerated one (want), most telling difference first: a recorded file
+// digest (the manifest no longer describes its files), then any other
+// line, and the generator last. A generator difference alone means the
+// reference module changed while every file came out byte-identical: the
+// set is stale only in the module it names, which certificates record.
+func manifestDiff(got, want []byte) error {
+	var g, w Manifest
+	if json.Unmarshal(got, &g) != nil || json.Unmarshal(want, &w) != nil {
+		return &DiffError{File: ManifestFile, Problem: firstLineDiff(got, want)}
+	}
+	recorded := map[string]string{}
+	for _, in := range g.Inputs {
+		recorded[in.File] = in.SHA256
+	}
+	for _, c := range g.Cases {
+		recorded[c.File] = c.SHA256
+	}
+	var files [][2]string // file, regenerated digest, in manifest order
+	for _, in := range w.Inputs {
+		files = append(files, [2]string{in.File, in.SHA256})
+	}
+	for _, c := range w.Cases {
+		files = append(files, [2]string{c.File, c.SHA256})
+	}
+	for _, f := range files {
+		if d, ok := recorded[f[0]]; ok && d != f[1] {
+			return &DiffError{File: ManifestFile, Problem: fmt.Sprintf("digest mismatch: %s is recorded with SHA-256 %s, the regenerated file's is %s", f[0], d, f[1])}
+		}
+	}
+	if g.Generator != w.Generator {
+		// Compare the rest with the generator line made equal.
+		same := bytes.Replace(got, []byte(`"generator": `+strconv.Quote(g.Generator)), []byte(`"generator": `+strconv.Quote(w.Generator)), 1)
+		if !bytes.Equal(same, want) {
+			return &DiffError{File: ManifestFile, Problem: firstLineDiff(same, want)}
+		}
+		return &DiffError{File: ManifestFile, Problem: fmt.Sprintf("generator mismatch: the manifest names %q, this build's reference is %q; every file is byte-identical, so only the manifest is stale (regenerate with `bitexact golden gen` and commit)", g.Generator, w.Generator)}
+	}
+	return &DiffError{File: ManifestFile, Problem: firstLineDiff(got, want)}
 }
 
 func firstLineDiff(got, want []byte) string {

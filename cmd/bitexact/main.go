@@ -54,6 +54,7 @@ func commands() []command {
 		{"export", "export a vendor suite's inputs and description for a kernel harness", runExport},
 		{"verify-cert", "re-check a certificate against the golden set and its results", runVerifyCert},
 		{"serve", "serve the browser demo (the reference wasm module in a web page)", runServe},
+		{"site", "write the browser demo as static files for any static host", runSite},
 	}
 }
 

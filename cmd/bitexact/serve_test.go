@@ -99,3 +99,14 @@ func TestServeUsage(t *testing.T) {
 		})
 	}
 }
+
+// TestServerTimeouts: every timeout of the demo server is set, so that an
+// idle keep-alive connection or a slow client cannot hold it forever.
+func TestServerTimeouts(t *testing.T) {
+	s := newServer()
+	for name, d := range map[string]time.Duration{"ReadHeaderTimeout": s.ReadHeaderTimeout, "ReadTimeout": s.ReadTimeout, "WriteTimeout": s.WriteTimeout, "IdleTimeout": s.IdleTimeout} {
+		if d <= 0 {
+			t.Errorf("%s is %v, want a positive limit", name, d)
+		}
+	}
+}

@@ -60,7 +60,9 @@ func runVerifyCert(ctx context.Context, args []string, stdout, stderr io.Writer)
 		fmt.Fprintf(stderr, "bitexact verify-cert: %v\n", err)
 		return exitUsage
 	}
-	err = certificate.Verify(c, certificate.Context{Set: set, GoldenSHA256: md, ReferenceWasm: wasm.ModuleDigest(), ResultsDir: *res})
+	ref := &lazyWasm{}
+	defer ref.Close()
+	err = certificate.Verify(c, certificate.Context{Set: set, GoldenSHA256: md, ReferenceWasm: wasm.ModuleDigest(), ResultsDir: *res, Reference: ref})
 	var ve *certificate.VerifyError
 	switch {
 	case errors.As(err, &ve):

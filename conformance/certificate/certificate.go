@@ -8,6 +8,7 @@
 package certificate
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -77,11 +78,20 @@ type Certificate struct {
 
 // Case is one task's outputs held to the Against profile.
 type Case struct {
-	Task    string `json:"task"`
+	Task string `json:"task"`
+	// Case is the golden case of the expected outputs, or ComputedCase.
 	Case    string `json:"case"`
 	Profile string `json:"profile"`
-	// Result is "pass", "fail", or "n/a" when the golden set has no case
-	// of the profile for this task (Case is then NoCase).
+	// Expected says where the expected outputs come from: ExpectedGolden
+	// (the golden set's case file) or ExpectedComputed (the golden set has
+	// no case of the profile for this task, so the outputs were computed
+	// in this run from the task's golden inputs by ComputedBy).
+	Expected string `json:"expected"`
+	// ComputedBy names the engine of computed expected outputs: "wasm
+	// sha256:<hex>", the embedded reference module (ReferenceWasm).
+	ComputedBy string `json:"computed_by,omitempty"`
+	// Result is "pass" or "fail". (Certificates of earlier builds could
+	// say "n/a": a task left unchecked, which Verify now refuses.)
 	Result     string     `json:"result"`
 	Elements   int        `json:"elements"`
 	Mismatches int        `json:"mismatches"`
@@ -89,9 +99,19 @@ type Case struct {
 	First      []Mismatch `json:"first_mismatches,omitempty"`
 }
 
-// NoCase is the Case of a task the golden set does not compute under the
-// profile held to.
+// NoCase is the Case of a task left unchecked ("n/a") by certificates of
+// earlier builds; Verify refuses them.
 const NoCase = "(none)"
+
+// ComputedCase is the Case of a task whose expected outputs were computed
+// (Expected is ExpectedComputed).
+const ComputedCase = "(computed)"
+
+// Sources of expected outputs (Case.Expected).
+const (
+	ExpectedGolden   = "golden"
+	ExpectedComputed = "computed"
+)
 
 // Tensor is one output tensor's count.
 type Tensor struct {
@@ -126,10 +146,15 @@ type Profile struct {
 	// Mismatches is the number of differing output elements over the
 	// tasks that have this profile.
 	Mismatches int `json:"mismatches"`
-	// Tasks is how many tasks have a golden case for the profile, of
-	// TasksTotal.
+	// Tasks is how many tasks the profile is checked on, of TasksTotal:
+	// those with a golden case and those the reference computed it for
+	// (every task for the profile held to; without a claim, every task the
+	// reference defines the profile on).
 	Tasks      int `json:"tasks"`
 	TasksTotal int `json:"tasks_total"`
+	// Computed is how many of Tasks were checked against expected outputs
+	// computed by the reference (no golden case).
+	Computed int `json:"computed_tasks,omitempty"`
 }
 
 // Input is what Build certifies.
@@ -139,7 +164,13 @@ type Input struct {
 	GoldenSHA256 string
 	// ReferenceWasm is wasm.ModuleDigest() (passed in so that this package
 	// does not start the wasm runtime).
-	ReferenceWasm  string
+	ReferenceWasm string
+	// Reference computes the expected outputs of the tasks the golden set
+	// has no case for under the profile held to: the embedded wasm module
+	// (golden.Wasm, or any engine whose golden.EngineName is "wasm
+	// sha256:"+ReferenceWasm; another engine makes the certificate not
+	// valid for certification). Nil refuses such a run.
+	Reference      golden.Engine
 	Backend        string
 	Implementation string
 	Platform       string
@@ -175,8 +206,30 @@ func ToolVersion() string {
 	return v + " (golden " + golden.SuiteVersion + ")"
 }
 
-// Build certifies in.Outputs.
-func Build(in Input) (*Certificate, error) {
+// ClaimError is a profile held to that cannot be checked on a task: the
+// golden set has no case for the pair and the reference cannot compute it.
+// The claim is invalid; no verdict is given.
+type ClaimError struct {
+	Task, Profile string
+	Err           error
+}
+
+func (e *ClaimError) Error() string {
+	return fmt.Sprintf("profile %s cannot be checked on task %s: the golden set has no case for it and the reference cannot compute it: %v", e.Profile, e.Task, e.Err)
+}
+
+func (e *ClaimError) Unwrap() error { return e.Err }
+
+// Build certifies in.Outputs (BuildContext without cancellation).
+func Build(in Input) (*Certificate, error) { return BuildContext(context.Background(), in) }
+
+// BuildContext certifies in.Outputs. Every task with outputs is held to
+// the profile held to (Against): against its golden case, or where the
+// golden set has none, against outputs in.Reference computes from the
+// task's inputs (recorded per case, with the engine). A profile that
+// cannot be computed for a task is a *ClaimError, returned before any
+// verdict.
+func BuildContext(ctx context.Context, in Input) (*Certificate, error) {
 	s := in.Suite
 	if in.MaxMismatches <= 0 {
 		in.MaxMismatches = DefaultMaxMismatches
@@ -226,8 +279,88 @@ func Build(in Input) (*Certificate, error) {
 	if len(tds) == 0 {
 		return nil, fmt.Errorf("no task of suite %s has outputs", s.Name)
 	}
+	// Where the golden set has no case of a profile for a task, the
+	// reference computes the expected outputs now: for a claim, the claimed
+	// profile's (the others keep the verdict of the tasks they have a case
+	// for); without one, every profile's, so that the results are held to
+	// the profile they match among all of them.
+	computed := map[string]map[string]string{}    // profile -> task -> engine
+	uncomputable := map[string]map[string]error{} // profile -> task -> why
+	for i := range tds {
+		td := &tds[i]
+		for _, p := range s.Profiles {
+			if _, ok := td.expected[p]; ok || (in.Claimed != "" && p != in.Claimed) {
+				continue
+			}
+			if uncomputable[p] == nil {
+				uncomputable[p] = map[string]error{}
+			}
+			if in.Reference == nil {
+				uncomputable[p][td.t.Name] = fmt.Errorf("no reference engine to compute expected outputs")
+				continue
+			}
+			e, err := s.Compute(ctx, in.Reference, td.t, p, td.inputs)
+			if err != nil {
+				if ctx.Err() != nil {
+					return nil, ctx.Err()
+				}
+				uncomputable[p][td.t.Name] = err
+				continue
+			}
+			td.expected[p] = e
+			if computed[p] == nil {
+				computed[p] = map[string]string{}
+			}
+			computed[p][td.t.Name] = golden.EngineName(in.Reference)
+			if counts[p] == nil {
+				counts[p] = map[string]int{}
+			}
+			counts[p][td.t.Name], _ = compare(e, td.got)
+		}
+	}
+	// The profile held to: the claim, else the profile with the fewest
+	// mismatches among those checked on every task.
+	c.Against = in.Claimed
+	if c.Against == "" {
+		best := -1
+		for _, p := range s.Profiles {
+			if len(counts[p]) != len(tds) {
+				continue
+			}
+			n := 0
+			for _, m := range counts[p] {
+				n += m
+			}
+			if best < 0 || n < best {
+				best, c.Against = n, p
+			}
+		}
+		if c.Against == "" {
+			c.Against = s.Profiles[0]
+		}
+	}
+	// Every task is held to it: a task it cannot be checked on makes the
+	// run invalid before any verdict.
+	for _, td := range tds {
+		if _, ok := td.expected[c.Against]; ok {
+			continue
+		}
+		err := uncomputable[c.Against][td.t.Name]
+		if err == nil {
+			err = fmt.Errorf("profile %q is not a profile of suite %s", c.Against, s.Name)
+		}
+		return nil, &ClaimError{Task: td.t.Name, Profile: c.Against, Err: err}
+	}
+	if want := "wasm sha256:" + in.ReferenceWasm; c.Valid {
+		for _, td := range tds {
+			if by := computed[c.Against][td.t.Name]; by != "" && by != want {
+				c.Valid, c.InvalidReason = false, fmt.Sprintf("expected outputs of task %s computed by %s, not by the reference module %s", td.t.Name, by, want)
+				break
+			}
+		}
+	}
 	for _, p := range s.Profiles {
-		pv := Profile{Profile: p, TasksTotal: len(tds)}
+		pv := Profile{Profile: p, TasksTotal: len(tds), Computed: len(computed[p])}
 		for _, n := range counts[p] {
 			pv.Tasks++
 			pv.Mismatches += n
@@ -235,39 +368,26 @@ func Build(in Input) (*Certificate, error) {
 		pv.Conforms = pv.Tasks > 0 && pv.Mismatches == 0
 		c.Profiles = append(c.Profiles, pv)
 	}
-	// The profile held to.
-	c.Against = in.Claimed
-	if c.Against == "" {
-		best := -1
-		for _, pv := range c.Profiles {
-			if pv.Tasks != pv.TasksTotal {
-				continue
-			}
-			if best < 0 || pv.Mismatches < best {
-				best, c.Against = pv.Mismatches, pv.Profile
-			}
-		}
-		if c.Against == "" {
-			c.Against = s.Profiles[0]
-		}
-	}
 	var diagTasks []diagnose.Task
 	for _, td := range tds {
-		cs := Case{Task: td.t.Name, Profile: c.Against}
-		want, ok := td.expected[c.Against]
-		if !ok {
-			// The golden set computes this profile on other tasks only (an
-			// E2M1 element profile of MXFP4 on the edge blocks, not the
-			// matrix): nothing to hold this task to.
-			cs.Result = "n/a"
-			cs.Case = NoCase
-			cs.Tensors = []Tensor{}
-			c.Cases = append(c.Cases, cs)
-			continue
+		cs := Case{Task: td.t.Name, Profile: c.Against, Expected: ExpectedGolden}
+		want := td.expected[c.Against]
+		infos := tensorInfos(want)
+		params := ops.Params{}
+		if by := computed[c.Against][td.t.Name]; by != "" {
+			cs.Case, cs.Expected, cs.ComputedBy = ComputedCase, ExpectedComputed, by
+			var err error
+			if params, err = s.Params(td.t, c.Against); err != nil {
+				return nil, err
+			}
+		} else {
+			gc := td.t.Cases[c.Against]
+			cs.Case, infos = gc.Name, gc.Outputs
+			for k, v := range gc.Params {
+				params[k] = v
+			}
 		}
-		gc := td.t.Cases[c.Against]
-		cs.Case = gc.Name
-		got := results.Normalize(td.got, gc.Outputs)
+		got := results.Normalize(td.got, infos)
 		cs.Mismatches, cs.Tensors = compare(want, got)
 		for _, tv := range cs.Tensors {
 			cs.Elements += tv.Elements
@@ -278,10 +398,6 @@ func Build(in Input) (*Certificate, error) {
 			cs.First = firstMismatches(td.inputs, want, got, in.MaxMismatches)
 		}
 		c.Cases = append(c.Cases, cs)
-		params := ops.Params{}
-		for k, v := range gc.Params {
-			params[k] = v
-		}
 		diagTasks = append(diagTasks, diagnose.Task{Task: td.t, Params: params, Inputs: td.inputs,
 			Reference: want, Expected: td.expected, Observed: got})
 	}
@@ -298,6 +414,16 @@ func Build(in Input) (*Certificate, error) {
 		return nil, err
 	}
 	return c, nil
+}
+
+// tensorInfos describes computed outputs the way a golden case records its
+// own (the logical formats the results are read with).
+func tensorInfos(ts ops.Tensors) []golden.TensorInfo {
+	var v []golden.TensorInfo
+	for n, t := range ts {
+		v = append(v, golden.TensorInfo{Name: n, DType: string(t.DType), Logical: t.Logical, Shape: t.Shape})
+	}
+	return v
 }
 
 // conformsFrom derives the overall verdict: every case passes and every

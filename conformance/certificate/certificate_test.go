@@ -1,12 +1,15 @@
 package certificate
 
 import (
+	"context"
+	"errors"
 	"strings"
 	"testing"
 
 	"github.com/bitexact/bitexact/conformance/suite"
 	"github.com/bitexact/bitexact/golden"
 	"github.com/bitexact/bitexact/refimpl/ops"
+	"github.com/bitexact/bitexact/wasm"
 )
 
 func e4m3(t *testing.T, profile string) (*golden.Set, *suite.Suite, map[string]ops.Tensors) {
@@ -88,8 +91,11 @@ func TestAgainstSelection(t *testing.T) {
 	}
 }
 
-// TestProfileNotOnEveryTask: a profile the golden set computes on some
-// tasks only leaves the others n/a, neither passed nor failed.
+// TestProfileNotOnEveryTask: a claimed profile the golden set has on some
+// tasks only is held to outputs the reference computes on the others,
+// recorded per case; without a reference, or where the reference refuses
+// the pair, the claim is refused with a *ClaimError naming task and
+// profile. (Until issue 16 such tasks were "n/a" and certified.)
 func TestProfileNotOnEveryTask(t *testing.T) {
 	set, err := golden.Default()
 	if err != nil {
@@ -108,18 +114,130 @@ func TestProfileNotOnEveryTask(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	c, err := Build(Input{Suite: s, Set: set, Backend: "results", Implementation: "x", Claimed: claim, Outputs: out})
+	ref := wasmReference(t)
+	digest := wasm.ModuleDigest()
+	in := Input{Suite: s, Set: set, ReferenceWasm: digest, Backend: "results", Implementation: "x", Claimed: claim, Outputs: out, Reference: ref}
+	c, err := Build(in)
 	if err != nil {
 		t.Fatal(err)
 	}
-	results := map[string]string{}
+	byTask := map[string]Case{}
 	for _, cs := range c.Cases {
-		results[cs.Task] = cs.Result
+		byTask[cs.Task] = cs
 	}
-	if !c.Conforms || results["matrix.f32"] != "n/a" || results["blocks.edge-nonfinite"] != "pass" {
-		t.Errorf("conforms=%v cases %v: %s", c.Conforms, results, c.Verdict)
+	m, e := byTask["matrix.f32"], byTask["blocks.edge-nonfinite"]
+	if !c.Conforms || !c.Valid || m.Result != "pass" || m.Expected != ExpectedComputed || m.ComputedBy != "wasm sha256:"+digest || m.Case != ComputedCase ||
+		m.Elements != 128*1024+128*64 || e.Result != "pass" || e.Expected != ExpectedGolden {
+		t.Errorf("conforms=%v valid=%v (%s) cases %+v: %s", c.Conforms, c.Valid, c.InvalidReason, byTask, c.Verdict)
 	}
-	if err := Verify(c, Context{Set: set}); err != nil {
+	if err := Verify(c, Context{Set: set, ReferenceWasm: digest}); err != nil {
 		t.Errorf("verify: %v", err)
+	}
+
+	// Computed by another engine than the reference module: checked, but
+	// not valid for certification.
+	in.Reference = golden.Native{}
+	if c, err := Build(in); err != nil || c.Valid || !strings.Contains(c.InvalidReason, "computed by native") || !c.Conforms {
+		t.Errorf("native reference: err %v, valid %v (%s)", err, c.Valid, c.InvalidReason)
+	}
+
+	for _, tc := range []struct {
+		name string
+		ref  golden.Engine
+		want string
+	}{
+		{"no reference", nil, "no reference engine"},
+		{"reference refuses", refuses{}, "refused for the test"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in.Reference = tc.ref
+			_, err := Build(in)
+			var ce *ClaimError
+			if !errors.As(err, &ce) || ce.Task != "matrix.f32" || ce.Profile != claim || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("Build = %v, want a *ClaimError for task matrix.f32, profile %s, saying %q", err, claim, tc.want)
+			}
+		})
+	}
+}
+
+// refuses is an engine that refuses every op.
+type refuses struct{ golden.Native }
+
+func (refuses) Run(context.Context, string, ops.Params, ops.Tensors) (ops.Tensors, error) {
+	return nil, errors.New("refused for the test")
+}
+
+// TestVerifyRefusesUnchecked: a certificate that leaves a task unchecked
+// ("n/a", as builds before issue 16 wrote them), or misstates where its
+// expected outputs come from, is rejected even when resealed.
+func TestVerifyRefusesUnchecked(t *testing.T) {
+	set, err := golden.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := suite.Resolve(set, "mxfp4")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]ops.Tensors{}
+	for _, tk := range s.Tasks {
+		in, _ := set.Inputs(tk.Cases[tk.Profiles[0]])
+		out[tk.Name], _ = ops.Run("mxfp4.quantize", ops.Params{"mode": "floor", "profile": "ties-away"}, in)
+	}
+	digest := wasm.ModuleDigest()
+	c0, err := Build(Input{Suite: s, Set: set, ReferenceWasm: digest, Backend: "results", Implementation: "x",
+		Claimed: "mode=floor,profile=ties-away", Outputs: out, Reference: wasmReference(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	computed := -1
+	for i, cs := range c0.Cases {
+		if cs.Expected == ExpectedComputed {
+			computed = i
+		}
+	}
+	if computed < 0 {
+		t.Fatal("no computed case")
+	}
+	for _, tc := range []struct {
+		name string
+		edit func(c *Certificate)
+		want string
+	}{
+		{"n/a", func(c *Certificate) {
+			cs := &c.Cases[computed]
+			cs.Result, cs.Case, cs.Expected, cs.ComputedBy, cs.Elements, cs.Tensors = "n/a", NoCase, "", "", 0, nil
+			c.Profiles[16].Tasks, c.Profiles[16].Computed = 1, 0
+		}, "is not checked against profile"},
+		{"computed passed off as golden", func(c *Certificate) {
+			c.Cases[computed].Expected, c.Cases[computed].ComputedBy = ExpectedGolden, ""
+		}, "the golden set has no case of profile"},
+		{"golden passed off as computed", func(c *Certificate) {
+			cs := &c.Cases[1-computed]
+			cs.Expected, cs.ComputedBy, cs.Case = ExpectedComputed, "wasm sha256:"+digest, ComputedCase
+		}, "recorded as computed, but the golden set has case"},
+		{"computed by another engine", func(c *Certificate) { c.Cases[computed].ComputedBy = "native" }, "not the reference module"},
+		{"computed count", func(c *Certificate) { c.Profiles[16].Computed = 0 }, "(0 computed), its cases are 2 (1 computed)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b, _ := c0.JSON()
+			c, err := Parse(b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.Profiles[16].Profile != c.Against {
+				t.Fatalf("profile 16 is %s, want %s", c.Profiles[16].Profile, c.Against)
+			}
+			tc.edit(c)
+			c.Verdict = verdictLine(c)
+			if err := c.seal(); err != nil {
+				t.Fatal(err)
+			}
+			err = Verify(c, Context{Set: set, ReferenceWasm: digest})
+			var ve *VerifyError
+			if !errors.As(err, &ve) || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("Verify = %v, want a rejection containing %q", err, tc.want)
+			}
+		})
 	}
 }

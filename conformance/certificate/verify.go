@@ -42,6 +42,9 @@ type Context struct {
 	// ResultsDir, when set, is read again and certified again; the
 	// verdicts must come out identical.
 	ResultsDir string
+	// Reference recomputes the expected outputs the certificate records as
+	// computed (Input.Reference), when ResultsDir is set.
+	Reference golden.Engine
 }
 
 // Verify re-checks c: its content digest, the golden set and reference
@@ -106,17 +109,41 @@ func Verify(c *Certificate, ctx Context) error {
 			return reject("task %s: tensors count %d mismatches, the case records %d", cs.Task, sum, cs.Mismatches)
 		}
 		switch {
-		case cs.Result == "n/a" && cs.Case == NoCase && cs.Mismatches == 0:
-		case cs.Result == "pass" && cs.Case != NoCase && cs.Mismatches == 0:
-		case cs.Result == "fail" && cs.Case != NoCase && cs.Mismatches > 0:
+		case cs.Result == "n/a" || cs.Case == NoCase:
+			return reject("task %s is not checked against profile %s: every task is held to the profile", cs.Task, cs.Profile)
+		case cs.Result == "pass" && cs.Mismatches == 0:
+		case cs.Result == "fail" && cs.Mismatches > 0:
 		default:
 			return reject("task %s: result %q does not follow from %d mismatches against case %s", cs.Task, cs.Result, cs.Mismatches, cs.Case)
 		}
 		if cs.Profile != c.Against {
 			return reject("task %s is held to %s, the certificate to %s", cs.Task, cs.Profile, c.Against)
 		}
-		if t, ok := s.Task(cs.Task); ok && cs.Case != NoCase && t.Cases[c.Against].Name != cs.Case {
-			return reject("task %s: golden case %s is not the suite's case %s for profile %s", cs.Task, cs.Case, t.Cases[c.Against].Name, c.Against)
+		var gc golden.CaseFile
+		hasCase := false
+		if t, ok := s.Task(cs.Task); ok {
+			gc, hasCase = t.Cases[c.Against]
+		}
+		switch cs.Expected {
+		case ExpectedGolden:
+			if !hasCase {
+				return reject("task %s: the golden set has no case of profile %s, yet the certificate takes its expected outputs from case %s", cs.Task, c.Against, cs.Case)
+			}
+			if gc.Name != cs.Case || cs.ComputedBy != "" {
+				return reject("task %s: golden case %s is not the suite's case %s for profile %s", cs.Task, cs.Case, gc.Name, c.Against)
+			}
+		case ExpectedComputed:
+			if hasCase {
+				return reject("task %s: expected outputs recorded as computed, but the golden set has case %s for profile %s", cs.Task, gc.Name, c.Against)
+			}
+			if cs.Case != ComputedCase {
+				return reject("task %s: computed expected outputs name case %q, want %q", cs.Task, cs.Case, ComputedCase)
+			}
+			if want := "wasm sha256:" + c.ReferenceWasm; cs.ComputedBy != want && c.Valid {
+				return reject("task %s: expected outputs computed by %q, not the reference module %s, but the certificate claims to be valid for certification", cs.Task, cs.ComputedBy, want)
+			}
+		default:
+			return reject("task %s: expected outputs %q are neither golden nor computed", cs.Task, cs.Expected)
 		}
 	}
 	for _, e := range c.Exhaustive {
@@ -137,14 +164,22 @@ func Verify(c *Certificate, ctx Context) error {
 		if p.Conforms != (p.Tasks > 0 && p.Mismatches == 0) {
 			return reject("profile %s: conforms=%v does not follow from %d mismatches on %d tasks", p.Profile, p.Conforms, p.Mismatches, p.Tasks)
 		}
-		if p.Profile == c.Against && p.Tasks == len(c.Cases) {
-			sum := 0
+		if p.Profile == c.Against {
+			sum, computed := 0, 0
 			for _, cs := range c.Cases {
 				sum += cs.Mismatches
+				if cs.Expected == ExpectedComputed {
+					computed++
+				}
+			}
+			if p.Tasks != len(c.Cases) || p.Computed != computed {
+				return reject("profile %s is checked on %d tasks (%d computed), its cases are %d (%d computed)", p.Profile, p.Tasks, p.Computed, len(c.Cases), computed)
 			}
 			if sum != p.Mismatches {
 				return reject("profile %s records %d mismatches, its cases %d", p.Profile, p.Mismatches, sum)
 			}
+		} else if p.Computed < 0 || p.Computed > p.Tasks {
+			return reject("profile %s records %d computed of %d tasks", p.Profile, p.Computed, p.Tasks)
 		}
 	}
 	if v := verdictLine(c); v != c.Verdict {
@@ -165,7 +200,8 @@ func Verify(c *Certificate, ctx Context) error {
 	}
 	fresh, err := Build(Input{Suite: s, Set: ctx.Set, GoldenSHA256: ctx.GoldenSHA256, ReferenceWasm: ctx.ReferenceWasm,
 		Backend: c.Backend, Implementation: r.Manifest.Implementation, Platform: r.Manifest.Platform, Claimed: r.Manifest.Profile,
-		Outputs: r.Outputs, Files: r.Files, Missing: r.Missing, Reduced: reducedReason(c), Extra: c.Extra})
+		Outputs: r.Outputs, Files: r.Files, Missing: r.Missing, Reduced: reducedReason(c), Extra: c.Extra,
+		Reference: ctx.Reference})
 	if err != nil {
 		return err
 	}

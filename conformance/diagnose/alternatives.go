@@ -1,6 +1,7 @@
 package diagnose
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"sort"
@@ -8,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/bitexact/bitexact/conformance/suite"
+	"github.com/bitexact/bitexact/golden"
 	"github.com/bitexact/bitexact/refimpl/awq"
 	"github.com/bitexact/bitexact/refimpl/fp4"
 	"github.com/bitexact/bitexact/refimpl/fp8"
@@ -72,22 +74,6 @@ func profileDoc(op, p string) string {
 	return "behaves as profile " + p
 }
 
-// profileParams finds the profile-key parameters of profile p in s.
-func profileParams(s *suite.Suite, p string) (map[string]string, bool) {
-	for _, t := range s.Tasks {
-		if c, ok := t.Cases[p]; ok {
-			m := map[string]string{}
-			for _, k := range s.ProfileKeys {
-				if v, ok := c.Params[k]; ok {
-					m[k] = v
-				}
-			}
-			return m, true
-		}
-	}
-	return nil, false
-}
-
 func withParams(base ops.Params, over map[string]string) ops.Params {
 	p := ops.Params{}
 	for k, v := range base {
@@ -110,17 +96,12 @@ func Alternatives(s *suite.Suite, against string) []Alternative {
 			continue
 		}
 		p := p
-		pp, _ := profileParams(s, p)
 		alts = append(alts, Alternative{Class: "profile:" + p, Doc: profileDoc(s.Op, p),
 			Compute: func(s *suite.Suite, t Task) (ops.Tensors, bool, error) {
 				if e, ok := t.Expected[p]; ok {
 					return e, true, nil
 				}
-				params := ops.Params{}
-				for k, v := range t.Task.Params {
-					params[k] = v
-				}
-				out, err := ops.Run(s.Op, withParams(params, pp), t.Inputs)
+				out, err := s.Compute(context.Background(), golden.Native{}, t.Task, p, t.Inputs)
 				if err != nil {
 					return nil, false, nil // the combination does not exist for this task
 				}

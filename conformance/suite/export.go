@@ -53,8 +53,10 @@ type TaskDescription struct {
 	InputSHA256 string              `json:"input_sha256"`
 	Inputs      []golden.TensorInfo `json:"inputs"`
 	ResultFile  string              `json:"result_file"`
-	// Expected lists, per profile, the golden case and the output tensors
-	// the results file must hold (names, dtypes, shapes, logical format).
+	// Expected lists, per profile that has a golden case for the task
+	// (certify computes the others when claimed), the golden case and the
+	// output tensors the results file must hold (names, dtypes, shapes,
+	// logical format).
 	Expected []ExpectedDescription `json:"expected"`
 }
 
@@ -160,7 +162,9 @@ func (s *Suite) Export(set *golden.Set, fsys fs.FS, dir string) (*Description, e
 func readme(d *Description) []byte {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "# bitexact suite %s (golden %s)\n\n%s.\n\nOp `%s`: %s\n\n", d.Suite, d.SuiteVersion, d.Doc, d.Op, d.OpDoc)
-	fmt.Fprintf(&b, "Profiles (the reference computes each; your results are held against all of them): %s.\n\n",
+	fmt.Fprintf(&b, "Profiles (the reference computes each; your results are held against all of them): %s. "+
+		"A task lists the profiles the golden set has a case for; a claimed profile it does not list is computed "+
+		"for that task by the reference when you certify, so every task is held to your claim.\n\n",
 		"`"+strings.Join(d.Profiles, "`, `")+"`")
 	fmt.Fprintf(&b, "## Tasks\n\nRun your kernel once per task on the tensors of `input_file` (with the task's fixed parameters) "+
 		"and write the outputs to `<results>/<result_file>`.\n\n")

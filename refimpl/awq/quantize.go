@@ -68,7 +68,7 @@ var (
 	// dequantize correctly through vLLM's (u - z) * s; u = q + 8 with z = 8
 	// does, and is the uint4b8 convention of Marlin and compressed-tensors.
 	Forge = Quantizer{Name: "forge", Scheme: SymmetricF32,
-		Source: "shared/seeds/forge-awq-pack-spec.md §2.5-2.6, §3.3"}
+		Source: "bitexact: docs/rationale/awq-sparse24.md (the FORGE W4 packing spec's §2.5-2.6, §3.3 rule, written out)"}
 
 	// AutoAWQ is casper-hansen/AutoAWQ awq/quantize/quantizer.py
 	// pseudo_quantize_tensor with zero_point=True, run on fp16 tensors:

@@ -12,6 +12,10 @@
 // The lists the page offers (conversions, profiles, recipes, tie rules) and
 // their sources are metadata that the handler serves as /meta.json,
 // generated from the reference's own tables.
+//
+// WriteSite writes the same page as static files (the module under a
+// content-addressed name, everything also gzip-compressed) for any static
+// host.
 package demo
 
 import (
@@ -48,7 +52,7 @@ func Handler() http.Handler {
 	mux := http.NewServeMux()
 	static := http.FileServerFS(sub)
 	mux.Handle("GET /", noStore(static))
-	mux.HandleFunc("GET /refimpl.wasm", func(w http.ResponseWriter, r *http.Request) {
+	mux.HandleFunc("GET /"+serverModuleFile, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/wasm")
 		w.Header().Set("Cache-Control", "no-store")
 		http.ServeContent(w, r, "refimpl.wasm", time.Time{}, bytes.NewReader(module()))
@@ -56,12 +60,17 @@ func Handler() http.Handler {
 	mux.HandleFunc("GET /meta.json", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		w.Header().Set("Cache-Control", "no-store")
-		w.Write(metaJSON())
+		w.Write(serverMeta())
 	})
 	return securityHeaders(mux)
 }
 
 var module = sync.OnceValue(wasm.Module)
+
+// serverModuleFile is the module's name under the Go server, which sends
+// it with no-store; a static site names it by its digest instead (see
+// WriteSite).
+const serverModuleFile = "refimpl.wasm"
 
 // noStore keeps a browser from pairing a cached page with a newer module.
 func noStore(h http.Handler) http.Handler {
@@ -76,20 +85,25 @@ func noStore(h http.Handler) http.Handler {
 // is what compiling a WebAssembly module needs under a CSP.
 func securityHeaders(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Security-Policy", "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self'; img-src 'self' data:; object-src 'none'; base-uri 'none'; frame-ancestors 'none'")
+		w.Header().Set("Content-Security-Policy", csp)
 		w.Header().Set("X-Content-Type-Options", "nosniff")
 		h.ServeHTTP(w, r)
 	})
 }
 
+// csp is the page's Content-Security-Policy.
+const csp = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self'; img-src 'self' data:; object-src 'none'; base-uri 'none'; frame-ancestors 'none'"
+
 // Meta is the document served as /meta.json.
 type Meta struct {
-	Module      ModuleInfo       `json:"module"`
-	Conversions []Conversion     `json:"conversions"`
-	Formats     []Format         `json:"formats"`
-	FP4         []Named          `json:"fp4Profiles"`
-	NVFP4       []Named          `json:"nvfp4Recipes"`
-	MXModes     []Named          `json:"mxScaleModes"`
+	Module      ModuleInfo   `json:"module"`
+	Conversions []Conversion `json:"conversions"`
+	Formats     []Format     `json:"formats"`
+	FP4         []Named      `json:"fp4Profiles"`
+	NVFP4       []Recipe     `json:"nvfp4Recipes"`
+	MXModes     []Named      `json:"mxScaleModes"`
+	// MXNonFinite says what a NaN or ±Inf does to an MXFP4 block.
+	MXNonFinite string           `json:"mxNonFinite"`
 	AWQ         []Named          `json:"awqQuantizers"`
 	AWQLayout   Named            `json:"awqLayout"`
 	TieRules    []Named          `json:"tieRules"`
@@ -101,6 +115,8 @@ type ModuleInfo struct {
 	SHA256    string `json:"sha256"`
 	GoVersion string `json:"goVersion"`
 	Bytes     int    `json:"bytes"`
+	// File is the module's path relative to the page.
+	File string `json:"file"`
 }
 
 // Conversion is one entry of unary.All().
@@ -119,6 +135,12 @@ type Format struct {
 	// Fields are the sign, exponent and mantissa widths, most
 	// significant first.
 	Fields [3]int `json:"fields"`
+	// Bias is the exponent bias: a normal code's value is
+	// (-1)^s * 2^(E-Bias) * 1.m, a subnormal's (E = 0) (-1)^s *
+	// 2^(1-Bias) * 0.m; E8M0 (no sign, no mantissa) is 2^(E-Bias).
+	Bias int `json:"bias"`
+	// Specials says which codes are not given by that formula.
+	Specials string `json:"specials"`
 	// Decode is the op that turns codes into float32 values.
 	Decode DecodeOp `json:"decode"`
 }
@@ -138,6 +160,21 @@ type Named struct {
 	Source string `json:"source"`
 }
 
+// Recipe is an NVFP4 recipe with what the block view explains: how the
+// per-tensor float32 enters dequantization and how a NaN enters a block's
+// amax.
+type Recipe struct {
+	Name   string `json:"name"`
+	Source string `json:"source"`
+	// PerTensor is "divide" (the stored float32 is the encode-side scale
+	// g: y = e2m1 * e4m3 / g) or "multiply" (the stored float32 is the
+	// decode-side p: y = e2m1 * e4m3 * p).
+	PerTensor string `json:"perTensor"`
+	// NaNAmax is "ignore" (a NaN element does not enter the block amax) or
+	// "propagate" (it makes the block amax NaN).
+	NaNAmax string `json:"nanAmax"`
+}
+
 // OpDoc is an op's one-line contract.
 type OpDoc struct {
 	Doc    string            `json:"doc"`
@@ -150,12 +187,18 @@ type OpDoc struct {
 // IEEE 754 binary16, bfloat16 as the top half of binary32).
 func formats() []Format {
 	fs := []Format{
-		{Name: "e2m1", Fields: [3]int{1, 2, 1}, Decode: DecodeOp{Op: "e2m1.decode", Input: "codes", DType: "U8", Logical: "e2m1"}},
-		{Name: fp8.E4M3.Name, Fields: [3]int{1, fp8.E4M3.ExpBits, fp8.E4M3.ManBits}, Decode: DecodeOp{Op: "fp8.decode", Params: map[string]string{"format": "e4m3"}, Input: "codes", DType: "U8", Logical: "e4m3"}},
-		{Name: fp8.E5M2.Name, Fields: [3]int{1, fp8.E5M2.ExpBits, fp8.E5M2.ManBits}, Decode: DecodeOp{Op: "fp8.decode", Params: map[string]string{"format": "e5m2"}, Input: "codes", DType: "U8", Logical: "e5m2"}},
-		{Name: "e8m0", Fields: [3]int{0, 8, 0}, Decode: DecodeOp{Op: "e8m0.decode", Input: "codes", DType: "U8", Logical: "e8m0"}},
-		{Name: "bf16", Fields: [3]int{1, 8, 7}, Decode: DecodeOp{Op: "bf16.decode", Input: "y", DType: "BF16"}},
-		{Name: "fp16", Fields: [3]int{1, 5, 10}, Decode: DecodeOp{Op: "fp16.decode", Input: "y", DType: "F16"}},
+		{Name: "e2m1", Fields: [3]int{1, 2, 1}, Bias: 1, Specials: "none: every code is a number (no Inf, no NaN); 0x8 is -0",
+			Decode: DecodeOp{Op: "e2m1.decode", Input: "codes", DType: "U8", Logical: "e2m1"}},
+		{Name: fp8.E4M3.Name, Fields: [3]int{1, fp8.E4M3.ExpBits, fp8.E4M3.ManBits}, Bias: fp8.E4M3.Bias, Specials: "S.1111.111 is NaN; there is no Inf (S.1111.110 = ±448 is a number)",
+			Decode: DecodeOp{Op: "fp8.decode", Params: map[string]string{"format": "e4m3"}, Input: "codes", DType: "U8", Logical: "e4m3"}},
+		{Name: fp8.E5M2.Name, Fields: [3]int{1, fp8.E5M2.ExpBits, fp8.E5M2.ManBits}, Bias: fp8.E5M2.Bias, Specials: "exponent 11111: Inf (mantissa 0) or NaN, as in IEEE 754",
+			Decode: DecodeOp{Op: "fp8.decode", Params: map[string]string{"format": "e5m2"}, Input: "codes", DType: "U8", Logical: "e5m2"}},
+		{Name: "e8m0", Fields: [3]int{0, 8, 0}, Bias: 127, Specials: "0xff is NaN; no sign, no zero (0x00 is 2^-127)",
+			Decode: DecodeOp{Op: "e8m0.decode", Input: "codes", DType: "U8", Logical: "e8m0"}},
+		{Name: "bf16", Fields: [3]int{1, 8, 7}, Bias: 127, Specials: "exponent all ones: Inf (mantissa 0) or NaN, as in IEEE 754",
+			Decode: DecodeOp{Op: "bf16.decode", Input: "y", DType: "BF16"}},
+		{Name: "fp16", Fields: [3]int{1, 5, 10}, Bias: 15, Specials: "exponent all ones: Inf (mantissa 0) or NaN (IEEE 754 binary16)",
+			Decode: DecodeOp{Op: "fp16.decode", Input: "y", DType: "F16"}},
 	}
 	for i := range fs {
 		if fs[i].Decode.Params == nil {
@@ -174,13 +217,16 @@ var opsShown = []string{
 	"sparse24.select", "sparse24.compress",
 }
 
-// BuildMeta assembles the metadata from the reference's tables.
-func BuildMeta() Meta {
+// BuildMeta assembles the metadata from the reference's tables, for a page
+// that finds the module at moduleFile (relative to the page).
+func BuildMeta(moduleFile string) Meta {
 	m := Meta{
-		Module:    ModuleInfo{SHA256: wasm.ModuleDigest(), GoVersion: wasm.ModuleGoVersion(), Bytes: len(module())},
+		Module:    ModuleInfo{SHA256: wasm.ModuleDigest(), GoVersion: wasm.ModuleGoVersion(), Bytes: len(module()), File: moduleFile},
 		Formats:   formats(),
 		AWQLayout: Named{awq.AWQ.Name, awq.AWQ.Source},
-		Ops:       map[string]OpDoc{},
+		// The rule of refimpl/mxfp4 (its package doc; OCP MX v1.0 §6.3).
+		MXNonFinite: "a NaN or ±Inf anywhere makes the block amax non-finite, the E8M0 shared scale 0xFF (NaN), and so the whole block NaN (OCP MX v1.0 §6.3); the element codes are those of a NaN under the E2M1 profile.",
+		Ops:         map[string]OpDoc{},
 	}
 	for _, c := range unary.All() {
 		m.Conversions = append(m.Conversions, Conversion{c.Name, c.Format, c.Profile, c.Bits, c.Source})
@@ -189,7 +235,14 @@ func BuildMeta() Meta {
 		m.FP4 = append(m.FP4, Named{p.Name, p.Source})
 	}
 	for _, r := range nvfp4.Recipes() {
-		m.NVFP4 = append(m.NVFP4, Named{r.Name, r.Source})
+		rc := Recipe{Name: r.Name, Source: r.Source, PerTensor: "divide", NaNAmax: "ignore"}
+		if r.PerTensor == nvfp4.DecodeScale {
+			rc.PerTensor = "multiply"
+		}
+		if r.BlockAmax == nvfp4.PropagateNaN {
+			rc.NaNAmax = "propagate"
+		}
+		m.NVFP4 = append(m.NVFP4, rc)
 	}
 	for _, s := range e8m0.ScaleModes() {
 		m.MXModes = append(m.MXModes, Named{s.Name, s.Source})
@@ -208,10 +261,12 @@ func BuildMeta() Meta {
 	return m
 }
 
-var metaJSON = sync.OnceValue(func() []byte {
-	b, err := json.Marshal(BuildMeta())
+var serverMeta = sync.OnceValue(func() []byte { return metaJSON(serverModuleFile) })
+
+func metaJSON(moduleFile string) []byte {
+	b, err := json.Marshal(BuildMeta(moduleFile))
 	if err != nil {
 		panic(err) // plain strings and ints only
 	}
 	return b
-})
+}
