@@ -49,8 +49,11 @@ func (c *Certificate) WriteDir(dir string) error {
 // Markdown is the human certificate. Its first line is the status and
 // the second the verdict, both written by this package alone; every
 // string that came from outside (implementation, platform, tool, backend
-// facts) is escaped (mdText), so none can open a heading, a comment, a
-// link or HTML, or end a table cell.
+// facts, reasons) is escaped (mdText), so none can open a heading, a
+// comment, a link or HTML, or end a table cell. The case and mismatch
+// lists hold only names of the suite and text this package generates
+// from codes and validated dtypes; a certificate is only rendered after
+// Build or Parse, which refuse control characters.
 func (c *Certificate) Markdown() []byte {
 	var b bytes.Buffer
 	status := "CONFORMS"
@@ -118,16 +121,16 @@ func (c *Certificate) Markdown() []byte {
 	}
 	fmt.Fprintf(&b, "\n## Cases (held to %s)\n\n| task | golden case | result | elements | mismatches |\n|---|---|---|---|---|\n", mdCode(c.Against))
 	for _, cs := range c.Cases {
-		fmt.Fprintf(&b, "| %s | %s | %s | %d | %d |\n", mdText(cs.Task), mdText(cs.Case), mdText(cs.Result), cs.Elements, cs.Mismatches)
+		fmt.Fprintf(&b, "| %s | %s | %s | %d | %d |\n", cs.Task, cs.Case, cs.Result, cs.Elements, cs.Mismatches)
 	}
 	for _, cs := range c.Cases {
 		if cs.Result != "fail" {
 			continue
 		}
-		fmt.Fprintf(&b, "\n### %s: first %d of %d mismatches\n\n", mdText(cs.Task), len(cs.First), cs.Mismatches)
+		fmt.Fprintf(&b, "\n### %s: first %d of %d mismatches\n\n", cs.Task, len(cs.First), cs.Mismatches)
 		for _, t := range cs.Tensors {
 			if t.Layout != "" {
-				fmt.Fprintf(&b, "- tensor %s: layout %s\n", mdCode(t.Name), mdText(t.Layout))
+				fmt.Fprintf(&b, "- tensor `%s`: layout %s\n", t.Name, t.Layout)
 			}
 		}
 		for _, m := range cs.First {
@@ -139,13 +142,13 @@ func (c *Certificate) Markdown() []byte {
 			if len(in) > 0 {
 				input = " input " + strings.Join(in, ", ") + ":"
 			}
-			fmt.Fprintf(&b, "- %s%s%s expected %s; got %s\n", mdCode(m.Tensor), mdText(fmt.Sprint(m.Position)), mdText(input), mdText(m.Expected.String()), mdText(m.Got.String()))
+			fmt.Fprintf(&b, "- `%s`%v%s expected %s; got %s\n", m.Tensor, m.Position, input, m.Expected, m.Got)
 		}
 	}
 	if d := c.Diagnosis; d != nil {
-		fmt.Fprintf(&b, "\n## Diagnosis\n\n%s.\n", mdText(d.Summary()))
+		fmt.Fprintf(&b, "\n## Diagnosis\n\n%s.\n", d.Summary())
 		for _, m := range d.Classes {
-			fmt.Fprintf(&b, "- %s: %s (reproduces every output)\n", mdCode(m.Class), mdText(m.Doc))
+			fmt.Fprintf(&b, "- `%s`: %s (reproduces every output)\n", m.Class, m.Doc)
 		}
 	}
 	fmt.Fprintf(&b, "\nContent SHA-256 %s. Re-check with `bitexact verify-cert certificate.json --results DIR`.\n", mdCode(c.ContentSHA256))
