@@ -16,6 +16,7 @@ import (
 	"github.com/bitexact/bitexact/conformance/certificate"
 	"github.com/bitexact/bitexact/conformance/results"
 	"github.com/bitexact/bitexact/golden"
+	"github.com/bitexact/bitexact/wasm"
 )
 
 // e4m3Results exports the e4m3 suite and writes the reference's results
@@ -317,4 +318,19 @@ func TestStrictResultsJSON(t *testing.T) {
 		os.WriteFile(filepath.Join(dir, "edges.e4m3.safetensors"), b, 0o644)
 		expect(t, []string{"certify", "--suite", "e4m3", "--results", dir}, exitUsage, "err", `edges.e4m3.safetensors: malformed safetensors: header key "codes" appears twice`)
 	})
+}
+
+// TestGuestOutOfMemory (issue 16): a case too large for the reference's
+// guest memory is bad input (exit 2, "input too large"), not a NOT
+// CONFORMANT verdict.
+func TestGuestOutOfMemory(t *testing.T) {
+	defer func(o wasm.Options) { wasmOptions = o }(wasmOptions)
+	wasmOptions = wasm.Options{Instances: 1, MemoryLimitPages: 96} // 6 MiB
+	// The case's request is 2.3 MB; the reference needs about twice that
+	// above the Go runtime's 3 MiB.
+	_, e := expect(t, []string{"certify", "--engines", "wasm", "--case", "gemv.sparse_fp4.sparse-v7.dgx_lut"}, exitUsage, "err",
+		"bitexact certify: case gemv.sparse_fp4.sparse-v7.dgx_lut: input too large: op gemv.sparse_fp4 on a ")
+	if !strings.Contains(e, "MiB of guest memory allowed for it") {
+		t.Errorf("stderr:\n%s", e)
+	}
 }

@@ -179,6 +179,10 @@ func runVendorCertify(ctx context.Context, v *vendorFlags, dir string, stdout, s
 	return reportCertificate(c, v.certOut, stdout, stderr)
 }
 
+// printable is results.Printable: s, or s quoted when it holds control
+// characters, for the terminal.
+func printable(s string) string { return results.Printable(s) }
+
 // reportCertificate prints the certificate's summary, writes it and
 // returns the exit status. The verdict comes first and is printed again
 // last; strings from the results are printed with control characters
