@@ -204,6 +204,18 @@ func Build(in Input) (*Certificate, error) {
 	if in.MaxMismatches == 0 {
 		in.MaxMismatches = DefaultMaxMismatches
 	}
+	// Parse refuses a certificate with control characters, so Build never
+	// writes one: strings from outside (results.json, a kernel name, the
+	// driver's GPU name) are checked here.
+	texts := map[string]string{"implementation": in.Implementation, "platform": in.Platform, "reduced-run reason": in.Reduced}
+	for k, v := range in.Extra {
+		texts["backend fact "+k] = k + v
+	}
+	for name, v := range texts {
+		if err := results.CheckText(v, maxText); err != nil {
+			return nil, fmt.Errorf("%s %s: %v", name, results.Printable(v), err)
+		}
+	}
 	c := &Certificate{Format: Format, Tool: ToolVersion(), Suite: s.Name, SuiteVersion: s.Version,
 		GoldenSHA256: in.GoldenSHA256, Generator: in.Set.Manifest.Generator, ReferenceWasm: in.ReferenceWasm,
 		Backend: in.Backend, Implementation: in.Implementation, Platform: in.Platform, Claimed: in.Claimed,
