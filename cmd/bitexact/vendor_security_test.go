@@ -9,7 +9,6 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -246,7 +245,7 @@ func TestHostileResults(t *testing.T) {
 		want       string
 	}{
 		{"symlink to /dev/zero", task, func(p string) error { return os.Symlink("/dev/zero", p) }, `edges.e4m3.safetensors: cannot be read: a symbolic link (to "/dev/zero") that leaves the folder`},
-		{"fifo", task, func(p string) error { return syscall.Mkfifo(p, 0o644) }, "edges.e4m3.safetensors: cannot be read: a named pipe (FIFO), not a regular file"},
+		{"fifo", task, func(p string) error { return mkfifo(p) }, "edges.e4m3.safetensors: cannot be read: a named pipe (FIFO), not a regular file"},
 		{"64 GiB sparse file", task, func(p string) error {
 			f, err := os.Create(p)
 			if err != nil {
@@ -281,7 +280,7 @@ func TestHostileResults(t *testing.T) {
 	}
 	t.Run("certificate is a fifo", func(t *testing.T) {
 		p := filepath.Join(t.TempDir(), "cert.json")
-		if err := syscall.Mkfifo(p, 0o644); err != nil {
+		if err := mkfifo(p); err != nil {
 			t.Skip(err)
 		}
 		expect(t, []string{"verify-cert", p}, exitUsage, "err", "cert.json: a named pipe (FIFO), not a regular file")

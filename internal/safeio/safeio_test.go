@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -27,7 +26,7 @@ func folder(t *testing.T) (string, *os.Root) {
 	os.Symlink("/dev/zero", filepath.Join(d, "zero"))
 	os.Symlink("nowhere", filepath.Join(d, "dangling"))
 	if runtime.GOOS != "windows" {
-		if err := syscall.Mkfifo(filepath.Join(d, "fifo"), 0o644); err != nil {
+		if err := mkfifo(filepath.Join(d, "fifo")); err != nil {
 			t.Logf("mkfifo: %v", err)
 		}
 	}
