@@ -1,12 +1,14 @@
 package golden
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
 
 	"github.com/nlpodyssey/safetensors"
 
+	"github.com/bitexact/bitexact/internal/strictjson"
 	"github.com/bitexact/bitexact/refimpl/ops"
 	"github.com/bitexact/bitexact/refimpl/tensor"
 )
@@ -74,24 +76,29 @@ func (v view) DataLen() uint64          { return uint64(len(v.data)) }
 
 // DecodeSafetensors parses a safetensors file into tensors (copies of the
 // bytes) and its non-logical metadata. file names the file in errors. Any
-// malformation (short or oversized header, bad JSON, offsets that do not
-// tile the data, a dtype bitexact does not use, a logical-format key for a
-// missing tensor) is an error naming the file and, where there is one, the
-// tensor; it never panics.
+// malformation (short or oversized header, bad JSON, a tensor name or
+// metadata key given twice, offsets that do not tile the data, a dtype
+// bitexact does not use, a logical-format key for a missing tensor) is an
+// error naming the file and, where there is one, the tensor. It never
+// panics, and recovers from no panic: FuzzDecodeSafetensors holds it to
+// that.
 func DecodeSafetensors(file string, b []byte) (ts ops.Tensors, meta map[string]string, err error) {
-	defer func() {
-		// The library indexes its buffer with offsets read from the file; a
-		// header crafted to wrap uint64 arithmetic could slice out of range.
-		if r := recover(); r != nil {
-			ts, meta, err = nil, nil, fmt.Errorf("%s: malformed safetensors: %v", file, r)
-		}
-	}()
 	if len(b) < 8 {
 		return nil, nil, fmt.Errorf("%s: truncated safetensors: %d bytes, the header length alone takes 8", file, len(b))
 	}
-	_, header, err := safetensors.ReadMetadata(b)
+	n, header, err := safetensors.ReadMetadata(b)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: malformed safetensors: %w", file, err)
+	}
+	// The library decodes the header into a map, keeping the last of two
+	// entries with the same name; a file that two readers could read as
+	// different tensors is refused.
+	if err := strictjson.CheckDuplicates(b[8 : 8+n]); err != nil {
+		var se *strictjson.Error
+		if errors.As(err, &se) && se.Path == "" {
+			return nil, nil, fmt.Errorf("%s: malformed safetensors: header %s (a tensor name may appear once)", file, se.Problem)
+		}
+		return nil, nil, fmt.Errorf("%s: malformed safetensors: header: %w", file, err)
 	}
 	st, err := safetensors.Deserialize(b)
 	if err != nil {

@@ -27,13 +27,25 @@ type linearMemory struct {
 	size     int    // bytes committed and handed to wazero
 	busy     bool   // a call is running on the instance
 	freed    bool   // wazero released the memory; unmap when not busy
+	// limit caps growth during the current call (enter), in bytes; the
+	// memory already committed stays usable above it.
+	limit uint64
+}
+
+// guestMemory is an instance's memory with a per-call growth limit.
+type guestMemory interface {
+	experimental.LinearMemory
+	// enter and leave bracket a call; the guest may not grow its memory
+	// past limit bytes during it.
+	enter(limit uint64)
+	leave()
 }
 
 // Reallocate implements experimental.LinearMemory.
 func (m *linearMemory) Reallocate(size uint64) []byte {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.freed || size > uint64(len(m.reserved)) {
+	if m.freed || size > uint64(len(m.reserved)) || (int(size) > m.size && size > m.limit) {
 		return nil
 	}
 	if int(size) > m.size {
@@ -56,9 +68,9 @@ func (m *linearMemory) Free() {
 }
 
 // enter and leave bracket a call on the instance (see the type's doc).
-func (m *linearMemory) enter() {
+func (m *linearMemory) enter(limit uint64) {
 	m.mu.Lock()
-	m.busy = true
+	m.busy, m.limit = true, limit
 	m.mu.Unlock()
 }
 
@@ -79,35 +91,39 @@ func (m *linearMemory) release() {
 }
 
 // memoryAllocator returns the allocator for one instance and a pointer
-// that is set to its memory once wazero allocates it; nil where the
-// platform has no reservation (wazero's default is used then).
-func memoryAllocator() (experimental.MemoryAllocator, **linearMemory) {
-	if !canReserve {
-		return nil, new(*linearMemory)
-	}
-	p := new(*linearMemory)
+// that is set to its memory once wazero allocates it. The memory starts
+// in a call (the guest's _initialize runs during instantiation) limited
+// to initLimit bytes.
+func memoryAllocator(initLimit uint64) (experimental.MemoryAllocator, *guestMemory) {
+	p := new(guestMemory)
 	return experimental.MemoryAllocatorFunc(func(_, max uint64) experimental.LinearMemory {
-		b, err := reserve(max)
-		if err != nil {
-			// Fall back to a plain slice that grows by copying, as
-			// wazero's default does.
-			s := &sliceMemory{max: max}
-			return s
+		if canReserve {
+			if b, err := reserve(max); err == nil {
+				m := &linearMemory{reserved: b, busy: true, limit: initLimit}
+				*p = m
+				return m
+			}
 		}
-		m := &linearMemory{reserved: b, busy: true}
-		*p = m
-		return m
+		// Fall back to a plain slice that grows by copying, as wazero's
+		// default does.
+		s := &sliceMemory{max: max, limit: initLimit}
+		*p = s
+		return s
 	}), p
 }
 
-// sliceMemory is the fallback when a reservation fails.
+// sliceMemory is the fallback where reservation is not possible.
 type sliceMemory struct {
-	b   []byte
-	max uint64
+	mu    sync.Mutex
+	b     []byte
+	max   uint64
+	limit uint64
 }
 
 func (s *sliceMemory) Reallocate(size uint64) []byte {
-	if size > s.max {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if size > s.max || (size > uint64(len(s.b)) && size > s.limit) {
 		return nil
 	}
 	if size > uint64(cap(s.b)) {
@@ -118,3 +134,11 @@ func (s *sliceMemory) Reallocate(size uint64) []byte {
 }
 
 func (s *sliceMemory) Free() { s.b = nil }
+
+func (s *sliceMemory) enter(limit uint64) {
+	s.mu.Lock()
+	s.limit = limit
+	s.mu.Unlock()
+}
+
+func (s *sliceMemory) leave() {}

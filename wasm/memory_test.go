@@ -6,14 +6,11 @@ import "testing"
 // keeps the address and the contents, new memory reads zero, a request
 // beyond the limit fails, and Free during a call waits for its end.
 func TestLinearMemory(t *testing.T) {
-	alloc, p := memoryAllocator()
-	if alloc == nil {
-		t.Skip("no reservation on this platform")
-	}
+	alloc, p := memoryAllocator(1 << 30)
 	lm := alloc.Allocate(0, 4<<16)
-	m := *p
-	if m == nil {
-		t.Skip("reservation failed; the slice fallback is in use")
+	m, ok := (*p).(*linearMemory)
+	if !ok {
+		t.Skip("no reservation here; the slice fallback is in use")
 	}
 	a := lm.Reallocate(1 << 16)
 	if len(a) != 1<<16 {
@@ -42,5 +39,55 @@ func TestLinearMemory(t *testing.T) {
 	}
 	if lm.Reallocate(1<<16) != nil {
 		t.Fatal("Reallocate after Free succeeded")
+	}
+}
+
+// TestCallLimitGrowth: during a call the memory grows only to the
+// call's limit; memory committed before stays usable.
+func TestCallLimitGrowth(t *testing.T) {
+	alloc, p := memoryAllocator(2 << 16)
+	lm := alloc.Allocate(0, 16<<16)
+	if len(lm.Reallocate(2<<16)) != 2<<16 {
+		t.Fatal("growth within the initial limit failed")
+	}
+	if lm.Reallocate(3<<16) != nil {
+		t.Fatal("growth past the initial limit succeeded")
+	}
+	m := *p
+	m.leave()
+	m.enter(1 << 16) // a small call on an instance already grown
+	if len(lm.Reallocate(2<<16)) != 2<<16 {
+		t.Fatal("memory committed before the call is not usable")
+	}
+	if lm.Reallocate(3<<16) != nil {
+		t.Fatal("growth past the call's limit succeeded")
+	}
+	m.leave()
+	m.enter(8 << 16)
+	if len(lm.Reallocate(8<<16)) != 8<<16 {
+		t.Fatal("growth within a larger call's limit failed")
+	}
+	m.leave()
+	lm.Free()
+}
+
+// TestCallLimitValues: the limit grows with the request and stops at the
+// runtime's memory limit.
+func TestCallLimitValues(t *testing.T) {
+	r := &Runtime{opt: Options{MemoryLimitPages: DefaultMemoryLimitPages}}
+	for _, tc := range []struct{ n, want uint64 }{
+		{0, 64 << 20},
+		{1 << 20, 112 << 20},
+		{64 << 20, 64<<20 + 48*64<<20},
+		{100 << 20, 4 << 30},
+		{1 << 40, 4 << 30},
+	} {
+		if got := r.callLimit(tc.n); got != tc.want {
+			t.Errorf("callLimit(%d) = %d, want %d", tc.n, got, tc.want)
+		}
+	}
+	r.opt.MemoryLimitPages = 512 // 32 MiB, less than callBase
+	if got := r.callLimit(0); got != 32<<20 {
+		t.Errorf("callLimit under a 32 MiB runtime limit = %d", got)
 	}
 }

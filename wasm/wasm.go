@@ -105,8 +105,10 @@ type Options struct {
 	// NoCache disables the on-disk compilation cache (CacheDir is ignored).
 	NoCache bool
 	// MemoryLimitPages caps each instance's memory, in 64 KiB pages.
-	// 0 means DefaultMemoryLimitPages. A request that needs more fails with
-	// an error; the pool replaces the instance.
+	// 0 means DefaultMemoryLimitPages. Within it, one call may grow the
+	// guest's memory only to a limit set from its request size (callLimit).
+	// A request that needs more fails with an error wrapping
+	// ErrInputTooLarge; the pool replaces the instance.
 	MemoryLimitPages uint32
 	// Interpreter selects wazero's interpreter instead of its compiler (the
 	// default where the compiler supports the platform). Results are the
@@ -154,9 +156,9 @@ type instance struct {
 	request, call                 api.Function // the Run path
 	scratch                       uint32       // unary buffer, nameArea+unaryChunk bytes
 	stderr                        headBuffer
-	// lm is the instance's memory when it is a reservation (memory.go),
-	// nil under wazero's default allocator.
-	lm *linearMemory
+	// lm is the instance's memory (memory.go), which enforces the
+	// per-call limit.
+	lm guestMemory
 }
 
 // New compiles the embedded module (or loads it from the compilation
@@ -258,7 +260,7 @@ func (r *Runtime) instantiate(ctx context.Context, v *variant) (*instance, error
 		WithNanotime(fixedNanotime, 1).
 		WithRandSource(rand.NewChaCha8([32]byte{})).
 		WithStderr(&in.stderr)
-	alloc, lm := memoryAllocator()
+	alloc, lm := memoryAllocator(r.callLimit(0))
 	mod, err := v.rt.InstantiateModule(experimental.WithMemoryAllocator(ctx, alloc), v.compiled, cfg)
 	if in.lm = *lm; in.lm != nil {
 		// A reservation starts busy (the guest's _initialize runs in
@@ -369,9 +371,41 @@ func (r *Runtime) Close(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// call runs f on an instance; a Go error from f (a trap, an exit, a
-// cancellation) retires the instance.
-func (r *Runtime) call(ctx context.Context, what string, f func(*instance) error) error {
+// ErrInputTooLarge is wrapped by the error of a call whose input needs
+// more guest memory than its limit (Runtime.callLimit): the input is
+// too large for the reference, which is bad input, not a wrong output.
+var ErrInputTooLarge = errors.New("input too large")
+
+// Guest memory allowed for one call: callBase plus callPerByte bytes per
+// byte of the request, at most the runtime's MemoryLimitPages. Measured
+// by tiling the inputs of every golden case to a 16 MiB request (one
+// fresh instance each, committed memory after the call): the worst is
+// ggml.mxfp4.dequantize at 24.7x the request above the runtime's 3 MiB
+// baseline (its F32 outputs are 7.5x its blocks), then mxfp4.dequantize
+// 23.7x, gemv.awq 14.8x and the unary decodes 13.1x; every encoder and
+// quantizer stays under 4.4x (nvfp4.quantize of a 184 MiB tensor: 3.5x).
+// 48x is twice the worst; a request of a few KiB can no longer make an
+// instance commit gigabytes.
+const (
+	callBase    = 64 << 20
+	callPerByte = 48
+)
+
+// callLimit is the guest memory, in bytes, a call with an n-byte request
+// may grow to.
+func (r *Runtime) callLimit(n uint64) uint64 {
+	most := uint64(r.opt.MemoryLimitPages) * 65536
+	if most <= callBase || n > (most-callBase)/callPerByte {
+		return most
+	}
+	return callBase + callPerByte*n
+}
+
+// call runs f on an instance whose memory may grow to limit bytes; a Go
+// error from f (a trap, an exit, a cancellation) retires the instance.
+// A guest that ran out of memory gives an error wrapping
+// ErrInputTooLarge.
+func (r *Runtime) call(ctx context.Context, what string, limit uint64, f func(*instance) error) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("wasm: %s: %w", what, err)
 	}
@@ -380,7 +414,7 @@ func (r *Runtime) call(ctx context.Context, what string, f func(*instance) error
 		return fmt.Errorf("wasm: %s: %w", what, err)
 	}
 	if in.lm != nil {
-		in.lm.enter()
+		in.lm.enter(limit)
 	}
 	err = f(in)
 	if in.lm != nil {
@@ -388,7 +422,14 @@ func (r *Runtime) call(ctx context.Context, what string, f func(*instance) error
 	}
 	var ge *guestError
 	healthy := err == nil || errors.As(err, &ge)
-	if err != nil && !healthy {
+	switch {
+	case healthy:
+	case errors.Is(err, ErrInputTooLarge) || strings.Contains(string(in.stderr.b), "out of memory"):
+		// The Go runtime in the guest reports "fatal error: out of
+		// memory" and exits when memory.grow fails.
+		err = fmt.Errorf("%w: %s needs more than the %d MiB of guest memory allowed for it (the reference ran out of memory)",
+			ErrInputTooLarge, what, limit>>20)
+	default:
 		err = fmt.Errorf("wasm: %s: the guest failed: %w%s", what, err, in.stderr.suffix())
 	}
 	r.put(ctx, in, healthy)
@@ -412,14 +453,14 @@ func (r *Runtime) Run(ctx context.Context, op string, p ops.Params, in ops.Tenso
 		return nil, fmt.Errorf("op %s: request of %d bytes exceeds the 4 GiB guest address space", op, n)
 	}
 	var out ops.Tensors
-	err := r.call(ctx, "op "+op, func(g *instance) error {
+	err := r.call(ctx, fmt.Sprintf("op %s on a %d-byte request", op, n), r.callLimit(uint64(n)), func(g *instance) error {
 		res, err := g.request.Call(ctx, uint64(n))
 		if err != nil {
 			return err
 		}
 		view, ok := g.mem.Read(uint32(res[0]), uint32(n))
 		if res[0] == 0 || !ok {
-			return fmt.Errorf("the guest cannot allocate a %d-byte request (memory limit %d MiB)", n, g.memLimitMiB())
+			return fmt.Errorf("%w: the guest cannot allocate a %d-byte request", ErrInputTooLarge, n)
 		}
 		if err := abi.EncodeRequest(view, req); err != nil {
 			return err
@@ -499,7 +540,7 @@ func (r *Runtime) Unary(ctx context.Context, conv string, start uint32, out []by
 
 // unary encodes out on one instance.
 func (r *Runtime) unary(ctx context.Context, conv string, w int, start uint32, out []byte) error {
-	return r.call(ctx, "conversion "+conv, func(g *instance) error {
+	return r.call(ctx, "conversion "+conv, r.callLimit(nameArea+unaryChunk), func(g *instance) error {
 		if g.scratch == 0 {
 			a, err := g.allocate(ctx, nameArea+unaryChunk)
 			if err != nil {
@@ -543,7 +584,7 @@ func (r *Runtime) unary(ctx context.Context, conv string, w int, start uint32, o
 // ops.Names() when the embedded module is up to date.
 func (r *Runtime) Names(ctx context.Context) ([]string, error) {
 	var names []string
-	err := r.call(ctx, "names", func(g *instance) error {
+	err := r.call(ctx, "names", r.callLimit(0), func(g *instance) error {
 		res, err := g.nms.Call(ctx)
 		if err != nil {
 			return err
@@ -566,7 +607,7 @@ func (g *instance) allocate(ctx context.Context, n uint32) (uint32, error) {
 		return 0, err
 	}
 	if res[0] == 0 {
-		return 0, fmt.Errorf("the guest cannot allocate %d bytes (memory limit %d MiB)", n, g.memLimitMiB())
+		return 0, fmt.Errorf("%w: the guest cannot allocate %d bytes", ErrInputTooLarge, n)
 	}
 	return uint32(res[0]), nil
 }
@@ -576,13 +617,6 @@ func (g *instance) allocate(ctx context.Context, n uint32) (uint32, error) {
 func (g *instance) pages() uint32 {
 	p, _ := g.mem.Grow(0)
 	return p
-}
-
-func (g *instance) memLimitMiB() uint64 {
-	if max, ok := g.mem.Definition().Max(); ok {
-		return uint64(max) * 65536 >> 20
-	}
-	return 4096
 }
 
 // take copies out a guest buffer given as (address<<32 | length) and frees

@@ -658,8 +658,22 @@ func TestGuestExitIsError(t *testing.T) {
 func TestMemoryLimit(t *testing.T) {
 	r := testRuntime(t, Options{Instances: 1, MemoryLimitPages: 4096}) // 256 MiB
 	_, err := r.Run(context.Background(), "test.oom", nil, nil)
-	if err == nil || !strings.Contains(err.Error(), "op test.oom") || !strings.Contains(err.Error(), "out of memory") {
-		t.Fatalf("error %v, want an out-of-memory error naming the op", err)
+	if !errors.Is(err, ErrInputTooLarge) || !strings.Contains(err.Error(), "op test.oom") || !strings.Contains(err.Error(), "out of memory") {
+		t.Fatalf("error %v, want an input-too-large error naming the op", err)
+	}
+	checkUsable(t, r)
+}
+
+// TestCallLimit: a call may grow the guest's memory only to a limit set
+// from its request size, not to the whole 4 GiB an instance can address:
+// a tiny request that allocates without end stops at 64 MiB with an
+// error saying the input is too large.
+func TestCallLimit(t *testing.T) {
+	r := testRuntime(t, Options{Instances: 1})
+	_, err := r.Run(context.Background(), "test.oom", nil, nil)
+	if !errors.Is(err, ErrInputTooLarge) || !strings.Contains(err.Error(), "input too large: op test.oom on a ") ||
+		!strings.Contains(err.Error(), "more than the 64 MiB of guest memory allowed") {
+		t.Fatalf("error %v", err)
 	}
 	checkUsable(t, r)
 }

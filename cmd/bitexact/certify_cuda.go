@@ -47,5 +47,8 @@ func certifyPTX(ctx context.Context, v *vendorFlags, set *golden.Set, manifestSH
 		fmt.Fprintf(stderr, "bitexact certify: %v\n", err)
 		return exitUsage
 	}
+	if st, ok := v.sign(c, stderr); !ok {
+		return st
+	}
 	return reportCertificate(c, v.certOut, stdout, stderr)
 }

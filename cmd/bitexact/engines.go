@@ -14,6 +14,9 @@ import (
 	"github.com/bitexact/bitexact/wasm"
 )
 
+// wasmOptions configure the wasm engine (tests lower its memory limit).
+var wasmOptions wasm.Options
+
 // namedEngine is an engine with the short name used in tables.
 type namedEngine struct {
 	name string
@@ -41,7 +44,7 @@ func openEngines(ctx context.Context, list string) ([]namedEngine, func(), error
 		case "native":
 			es = append(es, namedEngine{"native", golden.Native{}})
 		case "wasm":
-			w, err := golden.NewWasm(ctx, wasm.Options{})
+			w, err := golden.NewWasm(ctx, wasmOptions)
 			if err != nil {
 				closeAll()
 				return nil, nil, fmt.Errorf("starting the wasm engine: %w", err)

@@ -14,6 +14,7 @@
 //	semantics   write the disagreement matrix (docs/semantics.md)
 //	export      export a vendor suite's inputs for a kernel harness
 //	verify-cert re-check a certificate
+//	keygen      make an ed25519 key pair for signing certificates
 //
 // Exit status: 0 success or full conformance, 1 a mismatch, 2 bad usage or
 // bad input.
@@ -53,6 +54,7 @@ func commands() []command {
 		{"semantics", "write the disagreement matrix of every format's profiles", runSemantics},
 		{"export", "export a vendor suite's inputs and description for a kernel harness", runExport},
 		{"verify-cert", "re-check a certificate against the golden set and its results", runVerifyCert},
+		{"keygen", "make an ed25519 key pair for signing certificates", runKeygen},
 		{"serve", "serve the browser demo (the reference wasm module in a web page)", runServe},
 		{"site", "write the browser demo as static files for any static host", runSite},
 	}

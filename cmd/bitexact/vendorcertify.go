@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"crypto/ed25519"
 	"flag"
 	"fmt"
 	"io"
@@ -45,6 +46,8 @@ type vendorFlags struct {
 	suite, results, certOut, tasks   string
 	backend, ptx, kernel, abi, claim string
 	maxMismatches, sample, device    int
+	signKey                          string
+	key                              ed25519.PrivateKey // loaded from signKey
 }
 
 func addVendorFlags(fs *flag.FlagSet) *vendorFlags {
@@ -61,7 +64,37 @@ func addVendorFlags(fs *flag.FlagSet) *vendorFlags {
 	fs.StringVar(&v.claim, "profile", "", "profile the kernel claims (--backend cuda; results directories declare it in results.json)")
 	fs.IntVar(&v.sample, "sample", 0, "unary ABIs: run only this many inputs (a sampled run: not valid for certification)")
 	fs.IntVar(&v.device, "device", 0, "CUDA device ordinal")
+	fs.StringVar(&v.signKey, "sign-key", "", "sign the certificate with this ed25519 private key (PEM, from 'bitexact keygen')")
 	return v
+}
+
+// prepare checks the flags every vendor route shares and loads the
+// signing key, before any long run.
+func (v *vendorFlags) prepare(stderr io.Writer) (int, bool) {
+	if v.maxMismatches < 0 {
+		return usageError(stderr, "certify", "--max-mismatches %d: must be 0 (the default, %d) or more", v.maxMismatches, certificate.DefaultMaxMismatches), false
+	}
+	if v.signKey != "" {
+		k, err := certificate.LoadPrivateKey(v.signKey)
+		if err != nil {
+			fmt.Fprintf(stderr, "bitexact certify: --sign-key: %v\n", err)
+			return exitUsage, false
+		}
+		v.key = k
+	}
+	return 0, true
+}
+
+// sign signs c when a key was given.
+func (v *vendorFlags) sign(c *certificate.Certificate, stderr io.Writer) (int, bool) {
+	if v.key == nil {
+		return 0, true
+	}
+	if err := c.Sign(v.key); err != nil {
+		fmt.Fprintf(stderr, "bitexact certify: signing: %v\n", err)
+		return exitUsage, false
+	}
+	return 0, true
 }
 
 func (v *vendorFlags) active() bool {
@@ -69,6 +102,9 @@ func (v *vendorFlags) active() bool {
 }
 
 func runVendorCertify(ctx context.Context, v *vendorFlags, dir string, stdout, stderr io.Writer) int {
+	if st, ok := v.prepare(stderr); !ok {
+		return st
+	}
 	set, fsys, err := goldenFS(dir)
 	if err != nil {
 		fmt.Fprintf(stderr, "bitexact certify: %v\n", err)
@@ -142,13 +178,24 @@ func runVendorCertify(ctx context.Context, v *vendorFlags, dir string, stdout, s
 		fmt.Fprintf(stderr, "bitexact certify: %v\n", err)
 		return exitUsage
 	}
+	if st, ok := v.sign(c, stderr); !ok {
+		return st
+	}
 	return reportCertificate(c, v.certOut, stdout, stderr)
 }
 
+// printable is results.Printable: s, or s quoted when it holds control
+// characters, for the terminal.
+func printable(s string) string { return results.Printable(s) }
+
 // reportCertificate prints the certificate's summary, writes it and
-// returns the exit status.
+// returns the exit status. The verdict comes first and is printed again
+// last; strings from the results are printed with control characters
+// escaped (results.Printable), so none can move the cursor, rewrite a
+// line or fake a verdict.
 func reportCertificate(c *certificate.Certificate, out string, stdout, stderr io.Writer) int {
-	fmt.Fprintf(stdout, "suite %s (golden %s), %s\n", c.Suite, c.SuiteVersion, c.Implementation)
+	fmt.Fprintf(stdout, "%s\n", results.Printable(c.Verdict))
+	fmt.Fprintf(stdout, "suite %s (golden %s, %s set), implementation %s\n", c.Suite, c.SuiteVersion, c.GoldenSet, results.Printable(c.Implementation))
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "\nprofile\tverdict\tdiffering elements\ttasks\n")
 	for _, p := range c.Profiles {
@@ -198,7 +245,12 @@ func reportCertificate(c *certificate.Certificate, out string, stdout, stderr io
 	if c.Diagnosis != nil {
 		fmt.Fprintf(stdout, "diagnosis: %s\n", c.Diagnosis.Summary())
 	}
-	fmt.Fprintf(stdout, "%s\n", c.Verdict)
+	fmt.Fprintf(stdout, "%s\n", results.Printable(c.Verdict))
+	if c.Signature == nil {
+		fmt.Fprintf(stdout, "unsigned: the content SHA-256 detects accidental damage only (sign with --sign-key)\n")
+	} else if pub, err := c.SignerKey(); err == nil {
+		fmt.Fprintf(stdout, "signed with ed25519 key %s\n", certificate.KeyFingerprint(pub))
+	}
 	if out != "" {
 		if err := c.WriteDir(out); err != nil {
 			fmt.Fprintf(stderr, "bitexact certify: writing the certificate: %v\n", err)
@@ -207,7 +259,7 @@ func reportCertificate(c *certificate.Certificate, out string, stdout, stderr io
 		fmt.Fprintf(stdout, "certificate written to %s (%s, %s, %s)\n", out, certificate.JSONFile, certificate.MarkdownFile, certificate.JUnitFile)
 	}
 	if !c.Valid {
-		fmt.Fprintf(stdout, "note: not valid for certification: %s\n", c.InvalidReason)
+		fmt.Fprintf(stdout, "note: not valid for certification: %s\n", results.Printable(c.InvalidReason))
 	}
 	if !c.Conforms {
 		return exitMismatch

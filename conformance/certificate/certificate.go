@@ -24,8 +24,9 @@ import (
 	"github.com/bitexact/bitexact/refimpl/ops"
 )
 
-// Format names the certificate layout; Verify refuses others.
-const Format = "bitexact-certificate/1"
+// Format names the certificate layout; Verify refuses others. Version 2
+// added max_mismatches, golden_set and signature, and verifies by them.
+const Format = "bitexact-certificate/2"
 
 // DefaultMaxMismatches is how many mismatches per case are decoded.
 const DefaultMaxMismatches = 8
@@ -70,11 +71,30 @@ type Certificate struct {
 	Diagnosis  *diagnose.Diagnosis `json:"diagnosis,omitempty"`
 	// Extra carries backend facts (PTX digest, kernel, ABI, GPU).
 	Extra map[string]string `json:"extra,omitempty"`
+	// MaxMismatches is how many mismatches per case were decoded (First);
+	// verify-cert --results decodes as many again.
+	MaxMismatches int `json:"max_mismatches"`
+	// GoldenSet is GoldenReleased when GoldenSHA256 is the manifest digest
+	// of a released golden set (the one embedded in this build), else
+	// GoldenUnreleased: the certificate then says so in its verdict and is
+	// not valid for certification.
+	GoldenSet string `json:"golden_set"`
 	// ContentSHA256 is the SHA-256 of the certificate's JSON with this
-	// field empty: an integrity check against accidental or careless
-	// edits (not a signature; re-checking against the results is).
+	// field and Signature empty. Anyone can recompute it: it detects
+	// accidental damage, not forgery. A Signature, or re-certifying the
+	// results (verify-cert --results), is what ties the content to a
+	// signer or to the results.
 	ContentSHA256 string `json:"content_sha256"`
+	// Signature, when present, is an ed25519 signature over the canonical
+	// certificate (sign.go); nil for an unsigned certificate.
+	Signature *Signature `json:"signature,omitempty"`
 }
+
+// Values of Certificate.GoldenSet.
+const (
+	GoldenReleased   = "released"
+	GoldenUnreleased = "unreleased"
+)
 
 // Case is one task's outputs held to the Against profile.
 type Case struct {
@@ -231,8 +251,23 @@ func Build(in Input) (*Certificate, error) { return BuildContext(context.Backgro
 // verdict.
 func BuildContext(ctx context.Context, in Input) (*Certificate, error) {
 	s := in.Suite
-	if in.MaxMismatches <= 0 {
+	if in.MaxMismatches < 0 {
+		return nil, fmt.Errorf("max mismatches %d is negative", in.MaxMismatches)
+	}
+	if in.MaxMismatches == 0 {
 		in.MaxMismatches = DefaultMaxMismatches
+	}
+	// Parse refuses a certificate with control characters, so Build never
+	// writes one: strings from outside (results.json, a kernel name, the
+	// driver's GPU name) are checked here.
+	texts := map[string]string{"implementation": in.Implementation, "platform": in.Platform, "reduced-run reason": in.Reduced}
+	for k, v := range in.Extra {
+		texts["backend fact "+k] = k + v
+	}
+	for name, v := range texts {
+		if err := results.CheckText(v, maxText); err != nil {
+			return nil, fmt.Errorf("%s %s: %v", name, results.Printable(v), err)
+		}
 	}
 	c := &Certificate{Format: Format, Tool: ToolVersion(), Suite: s.Name, SuiteVersion: s.Version,
 		GoldenSHA256: in.GoldenSHA256, Generator: in.Set.Manifest.Generator, ReferenceWasm: in.ReferenceWasm,
@@ -242,6 +277,11 @@ func BuildContext(ctx context.Context, in Input) (*Certificate, error) {
 		c.Valid, c.InvalidReason = false, in.Reduced
 	} else if len(in.Missing) > 0 {
 		c.Valid, c.InvalidReason = false, "reduced run: tasks left out: "+strings.Join(in.Missing, ", ")
+	}
+	c.MaxMismatches = in.MaxMismatches
+	c.GoldenSet = goldenSetOf(in.GoldenSHA256)
+	if c.GoldenSet != GoldenReleased && c.Valid {
+		c.Valid, c.InvalidReason = false, unreleasedReason(in.GoldenSHA256)
 	}
 	type taskData struct {
 		t        suite.Task
@@ -495,6 +535,9 @@ func verdictLine(c *Certificate) string {
 			s = "DOES NOT CONFORM to claimed profile `" + c.Claimed + "`: " + s
 		}
 	}
+	if c.GoldenSet != GoldenReleased {
+		s = "AGAINST AN UNRELEASED GOLDEN SET (manifest SHA-256 " + c.GoldenSHA256 + "): " + s
+	}
 	if !c.Valid {
 		s += " [NOT VALID FOR CERTIFICATION: " + c.InvalidReason + "]"
 	}
@@ -561,6 +604,7 @@ func (c *Certificate) seal() error {
 func (c *Certificate) contentDigest() (string, error) {
 	cp := *c
 	cp.ContentSHA256 = ""
+	cp.Signature = nil
 	b, err := json.Marshal(&cp)
 	if err != nil {
 		return "", err

@@ -37,7 +37,7 @@ func e4m3(t *testing.T, profile string) (*golden.Set, *suite.Suite, map[string]o
 // sweep cannot be valid.
 func TestExhaustiveVerdict(t *testing.T) {
 	set, s, out := e4m3(t, "satfinite")
-	in := Input{Suite: s, Set: set, GoldenSHA256: "g", ReferenceWasm: "w", Backend: "cuda-ptx", Implementation: "k",
+	in := Input{Suite: s, Set: set, GoldenSHA256: ReleasedGoldenSHA256(), ReferenceWasm: "w", Backend: "cuda-ptx", Implementation: "k",
 		Claimed: "satfinite", Outputs: out, Exhaustive: []Exhaustive{
 			{Conversion: "e4m3/satfinite", Profile: "satfinite", Chunks: 256, Differing: 1, First: "input 0x7f800000"},
 			{Conversion: "e4m3/nosat", Profile: "nosat", Chunks: 256, Differing: 200},
@@ -49,7 +49,7 @@ func TestExhaustiveVerdict(t *testing.T) {
 	if c.Conforms || !strings.Contains(c.Verdict, "differs from `e4m3/satfinite` in 1 of 256 chunks") {
 		t.Errorf("conforms=%v verdict %q", c.Conforms, c.Verdict)
 	}
-	ctx := Context{Set: set, GoldenSHA256: "g", ReferenceWasm: "w"}
+	ctx := Context{Set: set, GoldenSHA256: ReleasedGoldenSHA256(), ReferenceWasm: "w"}
 	if err := Verify(c, ctx); err != nil {
 		t.Errorf("fresh certificate rejected: %v", err)
 	}

@@ -28,7 +28,13 @@ func Example() {
 			panic(err)
 		}
 	}
-	c, err := certificate.Build(certificate.Input{Suite: s, Set: set, Backend: "results", Implementation: "example", Outputs: outputs})
+	// The manifest digest names the golden set; only a released set's
+	// makes a certificate valid.
+	md, err := suite.ManifestDigest(golden.DataFS())
+	if err != nil {
+		panic(err)
+	}
+	c, err := certificate.Build(certificate.Input{Suite: s, Set: set, GoldenSHA256: md, Backend: "results", Implementation: "example", Outputs: outputs})
 	if err != nil {
 		panic(err)
 	}

@@ -2,14 +2,17 @@ package certificate
 
 import (
 	"bytes"
+	"crypto/ed25519"
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"sort"
 	"strings"
 
 	"github.com/bitexact/bitexact/conformance/results"
 	"github.com/bitexact/bitexact/conformance/suite"
 	"github.com/bitexact/bitexact/golden"
+	"github.com/bitexact/bitexact/internal/strictjson"
 )
 
 // VerifyError is a failed re-check; Reason says what does not hold.
@@ -19,18 +22,65 @@ func (e *VerifyError) Error() string { return "certificate rejected: " + e.Reaso
 
 func reject(format string, a ...any) error { return &VerifyError{Reason: fmt.Sprintf(format, a...)} }
 
-// Parse decodes a certificate strictly (unknown fields are an error).
+// MaxBytes bounds the certificate file verify-cert reads.
+const MaxBytes = 256 << 20
+
+// maxText bounds one string of a certificate.
+const maxText = 1 << 16
+
+// Parse decodes a certificate strictly: one JSON object, no unknown,
+// duplicated or case-folded keys (internal/strictjson), and no string
+// holding a control or format character (which this package never
+// writes, and which could change what a terminal shows).
 func Parse(b []byte) (*Certificate, error) {
 	var c Certificate
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&c); err != nil {
+	if err := strictjson.Unmarshal(b, &c); err != nil {
 		return nil, reject("malformed JSON: %v", err)
 	}
 	if c.Format != Format {
-		return nil, reject("format %q, this build reads %q", c.Format, Format)
+		return nil, reject("format %s, this build reads %q", results.Printable(c.Format), Format)
+	}
+	var raw any
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return nil, reject("malformed JSON: %v", err)
+	}
+	if err := checkStrings(raw, ""); err != nil {
+		return nil, err
 	}
 	return &c, nil
+}
+
+// checkStrings applies results.CheckText to every key and string of v.
+func checkStrings(v any, path string) error {
+	switch x := v.(type) {
+	case string:
+		if err := results.CheckText(x, maxText); err != nil {
+			return reject("%s: string %s: %v", path, results.Printable(truncate(x)), err)
+		}
+	case []any:
+		for i, e := range x {
+			if err := checkStrings(e, fmt.Sprintf("%s[%d]", path, i)); err != nil {
+				return err
+			}
+		}
+	case map[string]any:
+		for k, e := range x {
+			if err := results.CheckText(k, maxText); err != nil {
+				return reject("%s: key %s: %v", path, results.Printable(truncate(k)), err)
+			}
+			if err := checkStrings(e, path+"."+k); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func truncate(s string) string {
+	if len(s) > 80 {
+		return s[:80] + "..."
+	}
+	return s
 }
 
 // Context is what a certificate is re-checked against.
@@ -45,13 +95,20 @@ type Context struct {
 	// Reference recomputes the expected outputs the certificate records as
 	// computed (Input.Reference), when ResultsDir is set.
 	Reference golden.Engine
+	// PublicKey, when set, must have signed the certificate.
+	PublicKey ed25519.PublicKey
 }
 
-// Verify re-checks c: its content digest, the golden set and reference
-// module it names, that every task of the suite appears exactly once,
-// that each verdict follows from the counts it records and, with a
-// results directory, that the files' digests match and a fresh
-// certification gives the same verdicts.
+// Verify re-checks c: its content digest, its signature (if any; one by
+// ctx.PublicKey if set), the golden set and reference module it names,
+// that every task of the suite appears exactly once, that each verdict
+// follows from the counts it records and, with a results directory, that
+// the files' digests match and a fresh certification with the
+// certificate's own settings gives the same certificate, identity fields
+// (implementation, platform, claimed profile) included.
+//
+// A *VerifyError means the certificate does not hold; any other error
+// that it could not be checked (unreadable results).
 func Verify(c *Certificate, ctx Context) error {
 	d, err := c.contentDigest()
 	if err != nil {
@@ -59,6 +116,18 @@ func Verify(c *Certificate, ctx Context) error {
 	}
 	if d != c.ContentSHA256 {
 		return reject("content digest %s does not match the certificate's content (%s): it was edited after it was written", c.ContentSHA256, d)
+	}
+	if err := c.verifySignature(ctx.PublicKey); err != nil {
+		return err
+	}
+	if g := goldenSetOf(c.GoldenSHA256); c.GoldenSet != g {
+		return reject("golden_set %q, but manifest SHA-256 %s is %s", c.GoldenSet, c.GoldenSHA256, g)
+	}
+	if c.GoldenSet != GoldenReleased && c.Valid {
+		return reject("the golden set is not released (%s) but the certificate claims to be valid for certification", c.GoldenSHA256)
+	}
+	if c.MaxMismatches <= 0 {
+		return reject("max_mismatches %d: at least 1 mismatch per case is decoded", c.MaxMismatches)
 	}
 	if c.SuiteVersion != ctx.Set.Manifest.Suite {
 		return reject("suite version %s, the golden set is %s", c.SuiteVersion, ctx.Set.Manifest.Suite)
@@ -107,6 +176,9 @@ func Verify(c *Certificate, ctx Context) error {
 		}
 		if sum != cs.Mismatches {
 			return reject("task %s: tensors count %d mismatches, the case records %d", cs.Task, sum, cs.Mismatches)
+		}
+		if len(cs.First) > c.MaxMismatches || len(cs.First) > cs.Mismatches {
+			return reject("task %s: %d mismatches decoded, more than max_mismatches %d or the %d recorded", cs.Task, len(cs.First), c.MaxMismatches, cs.Mismatches)
 		}
 		switch {
 		case cs.Result == "n/a" || cs.Case == NoCase:
@@ -193,7 +265,19 @@ func Verify(c *Certificate, ctx Context) error {
 	}
 	r, err := results.Read(ctx.ResultsDir, s, &results.Options{AllowPartial: !c.Valid})
 	if err != nil {
-		return reject("results: %v", err)
+		return fmt.Errorf("results %s: %w", ctx.ResultsDir, err) // unreadable: not a verdict on the certificate
+	}
+	// The identity fields results.json holds.
+	for _, f := range []struct{ name, cert, res string }{
+		{"suite", c.Suite, r.Manifest.Suite},
+		{"suite version", c.SuiteVersion, r.Manifest.SuiteVersion},
+		{"implementation", c.Implementation, r.Manifest.Implementation},
+		{"platform", c.Platform, r.Manifest.Platform},
+		{"claimed profile", c.Claimed, r.Manifest.Profile},
+	} {
+		if f.cert != f.res {
+			return reject("%s %q, but results.json says %q", f.name, f.cert, f.res)
+		}
 	}
 	if !reflect.DeepEqual(r.Files, c.Files) {
 		return reject("results files differ from the certificate's digests: %s", filesDiff(c.Files, r.Files))
@@ -201,7 +285,7 @@ func Verify(c *Certificate, ctx Context) error {
 	fresh, err := Build(Input{Suite: s, Set: ctx.Set, GoldenSHA256: ctx.GoldenSHA256, ReferenceWasm: ctx.ReferenceWasm,
 		Backend: c.Backend, Implementation: r.Manifest.Implementation, Platform: r.Manifest.Platform, Claimed: r.Manifest.Profile,
 		Outputs: r.Outputs, Files: r.Files, Missing: r.Missing, Reduced: reducedReason(c), Extra: c.Extra,
-		Reference: ctx.Reference})
+		Reference: ctx.Reference, MaxMismatches: c.MaxMismatches})
 	if err != nil {
 		return err
 	}
@@ -222,7 +306,44 @@ func Verify(c *Certificate, ctx Context) error {
 	case !reflect.DeepEqual(fresh.Diagnosis, c.Diagnosis):
 		return reject("diagnosis differs from the results")
 	}
+	// Everything else but what only the writer knows (the tool that wrote
+	// it, the signature) must come out the same.
+	fresh.Tool, fresh.Signature = c.Tool, c.Signature
+	if err := fresh.seal(); err != nil {
+		return err
+	}
+	if k := firstDifferentField(fresh, c); k != "" {
+		return reject("field %s differs from a fresh certification of the results", k)
+	}
 	return nil
+}
+
+// firstDifferentField names the first top-level JSON field in which a and
+// b differ, "" when none does.
+func firstDifferentField(a, b *Certificate) string {
+	var ma, mb map[string]json.RawMessage
+	ja, _ := json.Marshal(a)
+	jb, _ := json.Marshal(b)
+	json.Unmarshal(ja, &ma)
+	json.Unmarshal(jb, &mb)
+	keys := map[string]bool{}
+	for k := range ma {
+		keys[k] = true
+	}
+	for k := range mb {
+		keys[k] = true
+	}
+	var diff []string
+	for k := range keys {
+		if !bytes.Equal(ma[k], mb[k]) {
+			diff = append(diff, k)
+		}
+	}
+	sort.Strings(diff)
+	if len(diff) == 0 {
+		return ""
+	}
+	return diff[0]
 }
 
 // reducedReason returns the reason a reduced run recorded, other than

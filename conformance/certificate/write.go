@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/bitexact/bitexact/conformance/results"
 )
 
 // File names written by WriteDir.
@@ -44,43 +46,60 @@ func (c *Certificate) WriteDir(dir string) error {
 	return nil
 }
 
-// Markdown is the human certificate.
+// Markdown is the human certificate. Its first line is the status and
+// the second the verdict, both written by this package alone; every
+// string that came from outside (implementation, platform, tool, backend
+// facts, reasons) is escaped (mdText), so none can open a heading, a
+// comment, a link or HTML, or end a table cell. The case and mismatch
+// lists hold only names of the suite and text this package generates
+// from codes and validated dtypes; a certificate is only rendered after
+// Build or Parse, which refuse control characters.
 func (c *Certificate) Markdown() []byte {
 	var b bytes.Buffer
 	status := "CONFORMS"
 	if !c.Conforms {
 		status = "DOES NOT CONFORM"
 	}
-	fmt.Fprintf(&b, "# bitexact certificate: %s, suite `%s`\n\n", c.Implementation, c.Suite)
-	fmt.Fprintf(&b, "**%s** to `%s`. %s\n\n", status, c.Against, c.Verdict)
+	fmt.Fprintf(&b, "# %s: bitexact certificate, suite %s\n\n", status, mdCode(c.Suite))
+	fmt.Fprintf(&b, "**%s** to %s. %s\n\n", status, mdCode(c.Against), mdVerdict(c.Verdict))
+	if c.GoldenSet != GoldenReleased {
+		fmt.Fprintf(&b, "> **Unreleased golden set:** the expected outputs come from a golden set whose manifest SHA-256 %s is not a released suite's.\n\n", mdCode(c.GoldenSHA256))
+	}
 	if !c.Valid {
-		fmt.Fprintf(&b, "> **Not valid for certification:** %s\n\n", c.InvalidReason)
+		fmt.Fprintf(&b, "> **Not valid for certification:** %s\n\n", mdText(c.InvalidReason))
+	}
+	if c.Signature == nil {
+		fmt.Fprintf(&b, "> **Unsigned.** The content SHA-256 below detects accidental damage only: anyone can edit this certificate and recompute it. Re-check it against the results with `bitexact verify-cert certificate.json --results DIR`.\n\n")
+	} else if pub, err := c.SignerKey(); err == nil {
+		fmt.Fprintf(&b, "> **Signed** (ed25519) by key %s. Check with `bitexact verify-cert certificate.json --pubkey KEY.pub`.\n\n", mdCode(KeyFingerprint(pub)))
 	}
 	fmt.Fprintf(&b, "| | |\n|---|---|\n")
 	row := func(k, v string) {
 		if v != "" {
-			fmt.Fprintf(&b, "| %s | %s |\n", k, strings.ReplaceAll(v, "|", "\\|"))
+			fmt.Fprintf(&b, "| %s | %s |\n", k, v)
 		}
 	}
-	row("suite", fmt.Sprintf("`%s` version %s", c.Suite, c.SuiteVersion))
-	row("golden manifest SHA-256", "`"+c.GoldenSHA256+"`")
-	row("golden generator", c.Generator)
-	row("reference .wasm SHA-256", "`"+c.ReferenceWasm+"`")
-	row("tool", c.Tool)
-	row("backend", c.Backend)
-	row("implementation", c.Implementation)
-	row("platform", c.Platform)
-	row("claimed profile", c.Claimed)
+	row("implementation", mdText(c.Implementation))
+	row("platform", mdText(c.Platform))
+	row("suite", fmt.Sprintf("%s version %s", mdCode(c.Suite), mdText(c.SuiteVersion)))
+	row("golden set", mdText(c.GoldenSet))
+	row("golden manifest SHA-256", mdCode(c.GoldenSHA256))
+	row("golden generator", mdText(c.Generator))
+	row("reference .wasm SHA-256", mdCode(c.ReferenceWasm))
+	row("tool", mdText(c.Tool))
+	row("backend", mdText(c.Backend))
+	row("claimed profile", mdText(c.Claimed))
+	row("mismatches decoded per case", fmt.Sprint(c.MaxMismatches))
 	keys := make([]string, 0, len(c.Extra))
 	for k := range c.Extra {
 		keys = append(keys, k)
 	}
 	sortStrings(keys)
 	for _, k := range keys {
-		row(k, c.Extra[k])
+		row(mdText(k), mdText(c.Extra[k]))
 	}
 	for _, f := range c.Files {
-		row("results file "+f.Name, fmt.Sprintf("%d bytes, SHA-256 `%s`", f.Bytes, f.SHA256))
+		row("results file "+mdText(f.Name), fmt.Sprintf("%d bytes, SHA-256 %s", f.Bytes, mdCode(f.SHA256)))
 	}
 	fmt.Fprintf(&b, "\n## Per-profile verdicts\n\n| profile | verdict | differing elements | tasks |\n|---|---|---|---|\n")
 	for _, p := range c.Profiles {
@@ -88,7 +107,7 @@ func (c *Certificate) Markdown() []byte {
 		if p.Conforms {
 			v = "conforms"
 		}
-		fmt.Fprintf(&b, "| `%s` | %s | %d | %d of %d |\n", p.Profile, v, p.Mismatches, p.Tasks, p.TasksTotal)
+		fmt.Fprintf(&b, "| %s | %s | %d | %d of %d |\n", mdCode(p.Profile), v, p.Mismatches, p.Tasks, p.TasksTotal)
 	}
 	if len(c.Exhaustive) > 0 {
 		fmt.Fprintf(&b, "\n## Exhaustive sweeps (all float32 inputs, Merkle digests of golden/exhaustive)\n\n| conversion | verdict | chunks swept | differing chunks | first difference |\n|---|---|---|---|---|\n")
@@ -97,21 +116,21 @@ func (c *Certificate) Markdown() []byte {
 			if e.Conforms {
 				v = "conforms"
 			}
-			fmt.Fprintf(&b, "| `%s` | %s | %d | %d | %s |\n", e.Conversion, v, e.Chunks, e.Differing, e.First)
+			fmt.Fprintf(&b, "| %s | %s | %d | %d | %s |\n", mdCode(e.Conversion), v, e.Chunks, e.Differing, mdText(e.First))
 		}
 	}
-	fmt.Fprintf(&b, "\n## Cases (held to `%s`)\n\n| task | expected outputs | result | elements | mismatches |\n|---|---|---|---|---|\n", c.Against)
+	fmt.Fprintf(&b, "\n## Cases (held to %s)\n\n| task | expected outputs | result | elements | mismatches |\n|---|---|---|---|---|\n", mdCode(c.Against))
 	computed := 0
 	for _, cs := range c.Cases {
-		src := "golden case `" + cs.Case + "`"
+		src := "golden case " + mdCode(cs.Case)
 		if cs.Expected == ExpectedComputed {
-			src = "**computed** by `" + cs.ComputedBy + "` (no golden case)"
+			src = "**computed** by " + mdCode(cs.ComputedBy) + " (no golden case)"
 			computed++
 		}
 		fmt.Fprintf(&b, "| %s | %s | %s | %d | %d |\n", cs.Task, src, cs.Result, cs.Elements, cs.Mismatches)
 	}
 	if computed > 0 {
-		fmt.Fprintf(&b, "\nThe golden set has no case of `%s` for %d of %d tasks: their expected outputs were computed in this run from the tasks' golden inputs by the reference module named (the reference .wasm above), not read from the golden set.\n", c.Against, computed, len(c.Cases))
+		fmt.Fprintf(&b, "\nThe golden set has no case of %s for %d of %d tasks: their expected outputs were computed in this run from the tasks' golden inputs by the reference module named (the reference .wasm above), not read from the golden set.\n", mdCode(c.Against), computed, len(c.Cases))
 	}
 	for _, cs := range c.Cases {
 		if cs.Result != "fail" {
@@ -141,8 +160,61 @@ func (c *Certificate) Markdown() []byte {
 			fmt.Fprintf(&b, "- `%s`: %s (reproduces every output)\n", m.Class, m.Doc)
 		}
 	}
-	fmt.Fprintf(&b, "\nContent SHA-256 `%s`. Re-check with `bitexact verify-cert certificate.json --results DIR`.\n", c.ContentSHA256)
+	fmt.Fprintf(&b, "\nContent SHA-256 %s. Re-check with `bitexact verify-cert certificate.json --results DIR`.\n", mdCode(c.ContentSHA256))
 	return b.Bytes()
+}
+
+// mdText escapes s for Markdown text and table cells: control and format
+// characters are shown as Go escapes (results.Printable), so s stays on
+// its line; every character that opens an inline construct (emphasis,
+// code, link, image, strikethrough, math) or ends a table cell is
+// backslash-escaped; and <, > and & become HTML entities (no tag, comment
+// or entity survives). s then renders as the literal text it is.
+func mdText(s string) string {
+	s = results.Printable(s)
+	var b strings.Builder
+	for _, r := range s {
+		switch r {
+		case '<':
+			b.WriteString("&lt;")
+		case '>':
+			b.WriteString("&gt;")
+		case '&':
+			b.WriteString("&amp;")
+		case '\\', '`', '*', '_', '[', ']', '(', ')', '!', '|', '~', '$':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// mdCode is s as an inline code span; s holds no backtick or character
+// that needs escaping when it comes from this package (names, digests),
+// and is escaped as text otherwise.
+func mdCode(s string) string {
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_.,=:/+ ", r)) {
+			return mdText(s)
+		}
+	}
+	return "`" + s + "`"
+}
+
+// mdVerdict is the verdict line, whose backquoted names are this
+// package's; anything else in it (a reason) is escaped.
+func mdVerdict(v string) string {
+	parts := strings.Split(v, "`")
+	for i := range parts {
+		if i%2 == 1 && len(parts)%2 == 1 {
+			parts[i] = mdCode(parts[i])
+		} else {
+			parts[i] = mdText(parts[i])
+		}
+	}
+	return strings.Join(parts, "")
 }
 
 func sortStrings(s []string) {
@@ -187,6 +259,18 @@ type junitFailure struct {
 	Text    string `xml:",chardata"`
 }
 
+// signatureLine says whether and by which key c is signed.
+func (c *Certificate) signatureLine() string {
+	if c.Signature == nil {
+		return "unsigned"
+	}
+	pub, err := c.SignerKey()
+	if err != nil {
+		return "malformed signature"
+	}
+	return "ed25519 " + KeyFingerprint(pub)
+}
+
 // JUnit is the CI form: one testcase per task held to Against, one per
 // profile verdict, properties for the digests.
 func (c *Certificate) JUnit() ([]byte, error) {
@@ -195,7 +279,9 @@ func (c *Certificate) JUnit() ([]byte, error) {
 		{"suite_version", c.SuiteVersion}, {"golden_manifest_sha256", c.GoldenSHA256},
 		{"reference_wasm_sha256", c.ReferenceWasm}, {"tool", c.Tool}, {"implementation", c.Implementation},
 		{"against", c.Against}, {"valid_for_certification", fmt.Sprint(c.Valid)}, {"verdict", c.Verdict},
+		{"golden_set", c.GoldenSet}, {"platform", c.Platform}, {"signature", c.signatureLine()},
 	} {
+		p.Value = results.Printable(p.Value)
 		s.Properties = append(s.Properties, p)
 	}
 	for _, cs := range c.Cases {

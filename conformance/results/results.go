@@ -6,19 +6,26 @@
 package results
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/bitexact/bitexact/conformance/suite"
 	"github.com/bitexact/bitexact/golden"
+	"github.com/bitexact/bitexact/internal/safeio"
+	"github.com/bitexact/bitexact/internal/strictjson"
 	"github.com/bitexact/bitexact/refimpl/ops"
+	"github.com/bitexact/bitexact/refimpl/tensor"
 )
 
 // ManifestFile is the name of the results manifest.
@@ -69,9 +76,77 @@ type Error struct {
 
 func (e *Error) Error() string {
 	if e.Tensor != "" {
-		return fmt.Sprintf("%s: tensor %q: %s", e.File, e.Tensor, e.Problem)
+		return fmt.Sprintf("%s: tensor %q: %s", Printable(e.File), e.Tensor, e.Problem)
 	}
-	return fmt.Sprintf("%s: %s", e.File, e.Problem)
+	return fmt.Sprintf("%s: %s", Printable(e.File), e.Problem)
+}
+
+// Printable returns s unchanged when it is safe to print on a terminal,
+// else quoted with Go escapes (control characters, ANSI escapes, \r,
+// bidirectional overrides and invalid UTF-8 shown as escapes, not
+// interpreted).
+func Printable(s string) string {
+	if CheckText(s, len(s)+1) == nil {
+		return s
+	}
+	return strconv.QuoteToASCII(s)
+}
+
+// Limits on results.json and on the free-text fields of a manifest.
+const (
+	// MaxManifestBytes bounds results.json.
+	MaxManifestBytes = 1 << 20
+	// MaxTextRunes bounds implementation and platform.
+	MaxTextRunes = 200
+	// headerAllowance is what a task file may hold beyond its tensors'
+	// bytes: the 8-byte length and the JSON header, with room for a
+	// harness's own metadata.
+	headerAllowance = 1 << 20
+)
+
+// CheckText refuses text that could change how a terminal, a Markdown
+// renderer or an XML reader shows what follows it: invalid UTF-8,
+// control characters (C0, DEL, C1: ANSI escapes, \r, newlines),
+// Unicode format characters (bidirectional overrides, zero-width
+// characters), line and paragraph separators, and more than max runes.
+// Markdown and HTML punctuation is allowed here; the writers escape it.
+func CheckText(s string, max int) error {
+	if !utf8.ValidString(s) {
+		return errors.New("not valid UTF-8")
+	}
+	n := 0
+	for i, r := range s {
+		n++
+		switch {
+		case unicode.IsControl(r):
+			return fmt.Errorf("control character %U at byte %d", r, i)
+		case unicode.Is(unicode.Cf, r) || r == '\u2028' || r == '\u2029':
+			return fmt.Errorf("format character %U at byte %d (bidirectional or invisible)", r, i)
+		}
+	}
+	if n > max {
+		return fmt.Errorf("%d characters, at most %d", n, max)
+	}
+	return nil
+}
+
+// FileLimit is the largest results file task t can need: the bytes of
+// its largest profile's outputs plus a header allowance. A larger file
+// is refused before it is read.
+func FileLimit(t suite.Task) int64 {
+	var most int64
+	for _, c := range t.Cases {
+		var n int64
+		for _, o := range c.Outputs {
+			e := int64(tensor.DType(o.DType).Size())
+			for _, d := range o.Shape {
+				e *= int64(d)
+			}
+			n += e
+		}
+		most = max(most, n)
+	}
+	return 8 + headerAllowance + most
 }
 
 // Options tune Read.
@@ -93,15 +168,25 @@ func Read(dir string, s *suite.Suite, opt *Options) (*Results, error) {
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
 		return nil, &Error{File: dir, Problem: "not a directory"}
 	}
-	mb, err := os.ReadFile(filepath.Join(dir, ManifestFile))
+	// Every file is read through root: a symbolic link that leaves the
+	// folder is refused, and only regular files are read (safeio).
+	root, err := os.OpenRoot(dir)
 	if err != nil {
-		return nil, &Error{File: ManifestFile, Problem: "missing: " + err.Error()}
+		return nil, &Error{File: dir, Problem: err.Error()}
+	}
+	defer root.Close()
+	mb, err := safeio.ReadFileIn(root, ManifestFile, MaxManifestBytes)
+	if err != nil {
+		return nil, &Error{File: ManifestFile, Problem: "cannot be read: " + problem(err)}
 	}
 	var m Manifest
-	dec := json.NewDecoder(bytes.NewReader(mb))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&m); err != nil {
+	if err := strictjson.Unmarshal(mb, &m); err != nil {
 		return nil, &Error{File: ManifestFile, Problem: "malformed JSON: " + err.Error()}
+	}
+	for _, f := range []struct{ name, v string }{{"implementation", m.Implementation}, {"platform", m.Platform}} {
+		if err := CheckText(f.v, MaxTextRunes); err != nil {
+			return nil, &Error{File: ManifestFile, Problem: fmt.Sprintf("%s %s: %v", f.name, strconv.QuoteToASCII(f.v), err)}
+		}
 	}
 	switch {
 	case m.Format != suite.ResultsFormat:
@@ -128,9 +213,12 @@ func Read(dir string, s *suite.Suite, opt *Options) (*Results, error) {
 			return nil, &Error{File: ManifestFile, Problem: fmt.Sprintf("unknown task %q (tasks of %s: %s)", name, s.Name, strings.Join(taskNames(s), ", "))}
 		}
 		file := suite.ResultFile(name)
-		b, err := os.ReadFile(filepath.Join(dir, file))
-		if err != nil {
+		b, err := safeio.ReadFileIn(root, file, FileLimit(t))
+		if errors.Is(err, fs.ErrNotExist) {
 			return nil, &Error{File: file, Problem: "missing results file for task " + name}
+		}
+		if err != nil {
+			return nil, &Error{File: file, Problem: "cannot be read: " + problem(err)}
 		}
 		ts, _, err := golden.DecodeSafetensors(file, b)
 		if err != nil {
@@ -162,6 +250,15 @@ func Read(dir string, s *suite.Suite, opt *Options) (*Results, error) {
 	}
 	sort.Slice(r.Files, func(i, j int) bool { return r.Files[i].Name < r.Files[j].Name })
 	return r, nil
+}
+
+// problem is a safeio error without the file name the Error adds.
+func problem(err error) string {
+	var se *safeio.Error
+	if errors.As(err, &se) {
+		return se.Problem
+	}
+	return err.Error()
 }
 
 func taskNames(s *suite.Suite) []string {
