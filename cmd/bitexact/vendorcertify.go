@@ -2,8 +2,8 @@ package main
 
 import (
 	"context"
-	"errors"
 	"crypto/ed25519"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -36,10 +36,16 @@ field by field and the diagnosed bug class. Every task is held to the
 claimed profile: where the golden set has no case of it for a task, the
 expected outputs are computed in the same run by the embedded wasm
 reference, and the certificate records them as computed, with the module's
-digest. Exit status 0: conforms (to the claimed profile on every task, or
-to some profile when none is claimed); 1: mismatch; 2: bad usage, bad input
-(malformed or truncated results, wrong dtypes or shapes, missing tensors),
-or a claimed profile the reference cannot compute for some task.`
+digest. --sign-key KEY signs it with an ed25519 key from 'bitexact keygen';
+unsigned, it says so, and its content SHA-256 only detects accidental
+damage. A golden set given with --dir that is not the released (embedded)
+one is named in the verdict and makes the certificate not valid for
+certification. Exit status 0: conforms (to the claimed profile on every
+task, or to some profile when none is claimed); 1: mismatch; 2: bad usage,
+bad input (malformed, truncated or oversized results, a results file that
+is not a regular file inside the folder, wrong dtypes or shapes, missing
+tensors, an input too large for the reference), or a claimed profile the
+reference cannot compute for some task.`
 
 // vendorFlags are certify's flags for vendor certification.
 type vendorFlags struct {
