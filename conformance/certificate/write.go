@@ -182,13 +182,11 @@ type junitFailure struct {
 // profile verdict, properties for the digests.
 func (c *Certificate) JUnit() ([]byte, error) {
 	s := junitSuite{Name: "bitexact." + c.Suite}
-	for _, p := range []junitProperty{
+	s.Properties = append(s.Properties, []junitProperty{
 		{"suite_version", c.SuiteVersion}, {"golden_manifest_sha256", c.GoldenSHA256},
 		{"reference_wasm_sha256", c.ReferenceWasm}, {"tool", c.Tool}, {"implementation", c.Implementation},
 		{"against", c.Against}, {"valid_for_certification", fmt.Sprint(c.Valid)}, {"verdict", c.Verdict},
-	} {
-		s.Properties = append(s.Properties, p)
-	}
+	}...)
 	for _, cs := range c.Cases {
 		jc := junitCase{Name: cs.Task + " @ " + cs.Profile, Classname: "bitexact." + c.Suite}
 		if cs.Result == "n/a" {
