@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/bitexact/bitexact/golden"
+	"github.com/bitexact/bitexact/refimpl/ops"
 	"github.com/bitexact/bitexact/wasm"
 )
 
@@ -40,13 +41,19 @@ func openEngines(ctx context.Context, list string) ([]namedEngine, func(), error
 		case "native":
 			es = append(es, namedEngine{"native", golden.Native{}})
 		case "wasm":
-			w, err := golden.NewWasm(ctx, wasm.Options{})
+			w, err := golden.NewWasm(context.WithoutCancel(ctx), wasm.Options{})
 			if err != nil {
 				closeAll()
 				return nil, nil, fmt.Errorf("starting the wasm engine: %w", err)
 			}
-			closers = append(closers, func() { w.Close(context.Background()) })
-			es = append(es, namedEngine{"wasm", w})
+			// Ctrl-C closes the runtime: a call in flight fails at its
+			// next guest call (at most 256 KiB of output away).
+			unhook := context.AfterFunc(ctx, func() { w.Close(context.Background()) })
+			closers = append(closers, func() {
+				unhook()
+				w.Close(context.Background())
+			})
+			es = append(es, namedEngine{"wasm", plainWasm{w}})
 		default:
 			closeAll()
 			return nil, nil, fmt.Errorf("unknown engine %q (engines: native, wasm)", n)
@@ -56,6 +63,41 @@ func openEngines(ctx context.Context, list string) ([]namedEngine, func(), error
 		return nil, nil, fmt.Errorf("no engine named")
 	}
 	return es, closeAll, nil
+}
+
+// plainWasm runs the wasm engine's calls under contexts that can never be
+// done, so that the runtime picks its plain compiled variant: the
+// cancellable one checks for termination at every loop header and runs
+// the guest several times slower (wasm.Runtime says why), and the
+// command's context, wired to Ctrl-C, is always cancellable. Ctrl-C is
+// still honoured: openEngines closes the runtime when the command's
+// context is done, and a call whose context is done fails with its error.
+type plainWasm struct{ golden.Wasm }
+
+func (e plainWasm) Run(ctx context.Context, op string, p ops.Params, in ops.Tensors) (out ops.Tensors, err error) {
+	err = plainCall(ctx, func(ctx context.Context) error {
+		out, err = e.Wasm.Run(ctx, op, p, in)
+		return err
+	})
+	return out, err
+}
+
+func (e plainWasm) Unary(ctx context.Context, conv string, start uint32, out []byte) error {
+	return plainCall(ctx, func(ctx context.Context) error { return e.Wasm.Unary(ctx, conv, start, out) })
+}
+
+// plainCall calls f under ctx without its cancellation; when ctx is done,
+// before or during the call, it returns ctx's error instead of f's (a
+// closed runtime's).
+func plainCall(ctx context.Context, f func(context.Context) error) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("wasm: %w", err)
+	}
+	err := f(context.WithoutCancel(ctx))
+	if err != nil && ctx.Err() != nil {
+		return fmt.Errorf("wasm: %w", ctx.Err())
+	}
+	return err
 }
 
 // progress draws a one-line progress bar on w when w is a terminal, at
