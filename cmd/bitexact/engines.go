@@ -100,20 +100,30 @@ func plainCall(ctx context.Context, f func(context.Context) error) error {
 	return err
 }
 
-// progress draws a one-line progress bar on w when w is a terminal, at
-// most ten times a second; on other writers it prints nothing, so logs and
-// tests stay clean.
+// progress reports a long run's progress on w. On a terminal it redraws a
+// one-line bar at most ten times a second; on any other writer (a CI log,
+// a file) it prints a plain line every logEvery, the first only after
+// logEvery, so short runs and tests print nothing. Both give the rate and
+// the time left.
 type progress struct {
 	w     io.Writer
 	label string
+	// unit names what done and total count ("inputs", "files").
+	unit  string
 	mu    sync.Mutex
 	last  time.Time
 	start time.Time
 	tty   bool
+	now   func() time.Time
 }
 
+// logEvery is the interval of progress lines off a terminal.
+const logEvery = 5 * time.Second
+
 func newProgress(w io.Writer, label string) *progress {
-	p := &progress{w: w, label: label, start: time.Now()}
+	p := &progress{w: w, label: label, unit: "items", now: time.Now}
+	p.start = p.now()
+	p.last = p.start
 	if f, ok := w.(*os.File); ok {
 		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
 			p.tty = true
@@ -123,31 +133,48 @@ func newProgress(w io.Writer, label string) *progress {
 }
 
 func (p *progress) update(done, total float64, item string) {
-	if !p.tty {
-		return
-	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	now := time.Now()
-	if done < total && now.Sub(p.last) < 100*time.Millisecond {
+	now := p.now()
+	if p.tty && done < total && now.Sub(p.last) < 100*time.Millisecond ||
+		!p.tty && (done >= total || now.Sub(p.last) < logEvery) {
 		return
 	}
 	p.last = now
-	const width = 30
 	frac := 0.0
 	if total > 0 {
 		frac = done / total
 	}
-	n := int(frac * width)
-	eta := ""
+	el := now.Sub(p.start)
+	left, eta := "unknown", ""
 	if frac > 0 && frac < 1 {
-		el := now.Sub(p.start)
-		eta = fmt.Sprintf(" eta %s", (time.Duration(float64(el)/frac) - el).Round(time.Second))
+		left = (time.Duration(float64(el)/frac) - el).Round(time.Second).String()
+		eta = " eta " + left
 	}
+	if !p.tty {
+		fmt.Fprintf(p.w, "%s: %.1f%% (%s of %s %s), %s %s/s, about %s left\n", p.label, 100*frac,
+			count(done), count(total), p.unit, count(done/el.Seconds()), p.unit, left)
+		return
+	}
+	const width = 30
+	n := int(frac * width)
 	if len(item) > 40 {
 		item = item[:37] + "..."
 	}
 	fmt.Fprintf(p.w, "\r%s [%s%s] %5.1f%%%s %-40s", p.label, strings.Repeat("#", n), strings.Repeat(".", width-n), 100*frac, eta, item)
+}
+
+// count prints a count or rate compactly: 950, 12.3k, 4.29G.
+func count(v float64) string {
+	for _, s := range []struct {
+		f float64
+		p string
+	}{{1e9, "G"}, {1e6, "M"}, {1e3, "k"}} {
+		if v >= s.f {
+			return fmt.Sprintf("%.3g%s", v/s.f, s.p)
+		}
+	}
+	return fmt.Sprintf("%.0f", v)
 }
 
 func (p *progress) done() {

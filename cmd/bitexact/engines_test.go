@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -97,5 +98,41 @@ func BenchmarkCLIUnary(b *testing.B) {
 			}
 			b.ReportMetric(float64(b.N)*float64(len(chunks))*exhaustive.Chunk/b.Elapsed().Seconds()/1e6, "Minputs/s")
 		})
+	}
+}
+
+// Off a terminal, progress prints a plain line every logEvery (none for a
+// run shorter than that), with the rate and the time left.
+func TestProgressLines(t *testing.T) {
+	var b strings.Builder
+	p := newProgress(&b, "e2m1/nvidia")
+	p.unit = "inputs"
+	clock := p.start
+	p.now = func() time.Time { return clock }
+	const total = 1 << 32
+	for i, step := range []struct {
+		after time.Duration
+		done  float64
+		want  string
+	}{
+		{time.Second, total / 8, ""}, // too soon
+		// 2^30 inputs in 6 s: 179M/s; 6 s for a quarter leaves 18 s.
+		{logEvery, total / 4, "e2m1/nvidia: 25.0% (1.07G of 4.29G inputs), 179M inputs/s, about 18s left\n"},
+		{logEvery / 2, total / 2, ""}, // too soon after the last line
+		// 2^31 in 13.5 s: 159M/s, and 13.5 s left (rounded to 14 s).
+		{logEvery, total / 2, "e2m1/nvidia: 50.0% (2.15G of 4.29G inputs), 159M inputs/s, about 14s left\n"},
+		{logEvery, total, ""}, // the end: the command prints its result
+	} {
+		clock = clock.Add(step.after)
+		b.Reset()
+		p.update(step.done, total, "")
+		if b.String() != step.want {
+			t.Errorf("step %d: printed %q, want %q", i, b.String(), step.want)
+		}
+	}
+	b.Reset()
+	p.done()
+	if b.Len() != 0 {
+		t.Errorf("done printed %q off a terminal", b.String())
 	}
 }
