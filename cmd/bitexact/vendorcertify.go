@@ -179,7 +179,7 @@ func reportCertificate(c *certificate.Certificate, out string, stdout, stderr io
 	if c.Diagnosis != nil {
 		fmt.Fprintf(stdout, "diagnosis: %s\n", c.Diagnosis.Summary())
 	}
-	fmt.Fprintf(stdout, "%s\n", c.Verdict)
+	fmt.Fprintf(stdout, "%s\n", c.VerdictText())
 	if out != "" {
 		if err := c.WriteDir(out); err != nil {
 			fmt.Fprintf(stderr, "bitexact certify: writing the certificate: %v\n", err)

@@ -74,6 +74,6 @@ func runVerifyCert(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if *res != "" {
 		what = "consistent with the results in " + *res
 	}
-	fmt.Fprintf(stdout, "certificate OK (%s): suite %s %s, %s\n", what, c.Suite, c.SuiteVersion, c.Verdict)
+	fmt.Fprintf(stdout, "certificate OK (%s): suite %s %s, %s\n", what, c.Suite, c.SuiteVersion, c.VerdictText())
 	return exitOK
 }
