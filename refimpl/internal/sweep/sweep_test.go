@@ -56,3 +56,24 @@ func TestRunCoversSample(t *testing.T) {
 		t.Errorf("Run checked %d magnitudes, want %d", got, want)
 	}
 }
+
+// A full sweep hands out every magnitude exactly once.
+func TestRunCoversAll(t *testing.T) {
+	if testing.Short() {
+		t.Skip("Run skips under -short")
+	}
+	t.Setenv(Env, "1")
+	seen := make([]atomic.Int32, 1<<31/Block)
+	Run(t, "cover", func(w, lo, hi int) {
+		if lo%Block != 0 || hi-lo != Block {
+			t.Errorf("check(%d, %#x, %#x): not one Block", w, lo, hi)
+			return
+		}
+		seen[lo/Block].Add(1)
+	})
+	for k := range seen {
+		if n := seen[k].Load(); n != 1 {
+			t.Fatalf("block %#x checked %d times, want once", k*Block, n)
+		}
+	}
+}
