@@ -1,8 +1,14 @@
 # bitexact build targets. `make test` is what CI runs (through .ci/run).
 GO ?= go
 
-.PHONY: all build test short exhaustive
+.PHONY: all build test short exhaustive check
 all: build
+
+# Everything CI runs (.ci/run): gofmt, vet, staticcheck, the tests, the
+# exhaustive sweeps, and the GOAMD64=v3 and arm64 runs (it installs
+# chromium, make and qemu-user when they are missing).
+check:
+	bash .ci/run
 
 build:
 	$(GO) build ./...
@@ -13,10 +19,12 @@ test:
 short:
 	$(GO) test -short ./...
 
-# The 2^32-input property tests of every unary conversion (also part of
-# `go test ./...`; skipped under -short).
+# The 2^32-input property tests of every unary conversion against their
+# independent oracles (BITEXACT_EXHAUSTIVE=1: every input; `go test ./...`
+# runs them on a sample, and checks every output against the committed
+# Merkle digests). -v streams their progress lines.
 exhaustive:
-	$(GO) test -run Exhaustive -count=1 -timeout 60m ./refimpl/...
+	BITEXACT_EXHAUSTIVE=1 $(GO) test -v -run Exhaustive -count=1 -timeout 60m ./refimpl/...
 
 # cuda
 # Native CUDA kernels (native/cuda) and their conformance tests. Building

@@ -482,7 +482,7 @@ func TestUnaryMatchesNative(t *testing.T) {
 			w := c.Width()
 			// One guest call for all windows would hide nothing; calling
 			// per window exercises start handling at every boundary.
-			var want, got []byte
+			checked := 0
 			for _, s := range samples {
 				n := int(s[1]) * w
 				a, b := make([]byte, n), make([]byte, n)
@@ -490,7 +490,7 @@ func TestUnaryMatchesNative(t *testing.T) {
 				if err := r.Unary(context.Background(), c.Name, s[0], b); err != nil {
 					t.Fatal(err)
 				}
-				want, got = append(want, a...), append(got, b...)
+				checked += len(a)
 				if !bytes.Equal(a, b) {
 					for i := range a {
 						if a[i] != b[i] {
@@ -500,7 +500,7 @@ func TestUnaryMatchesNative(t *testing.T) {
 					}
 				}
 			}
-			if len(want) == 0 {
+			if checked == 0 {
 				t.Fatal("no samples")
 			}
 		})

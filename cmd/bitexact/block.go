@@ -56,10 +56,10 @@ func encodeBlock(ctx context.Context, kind, profile string, vals []float32, stdo
 	scales := q["scales"].Data
 	if kind == "nvfp4" {
 		g := q["global"].F32()[0]
-		fmt.Fprintf(stdout, "nvfp4 (%s %s): %d values in %d blocks of 16; per-tensor scale %s (float32 0x%08x)\n",
-			param, orDefault(profile, "canonical"), len(vals), k/bs, fmtValue(g), math.Float32bits(g))
+		fmt.Fprintf(stdout, "nvfp4 (%s %s): %s in %s of 16; per-tensor scale %s (float32 0x%08x)\n",
+			param, orDefault(profile, "canonical"), plural(len(vals), "value"), plural(k/bs, "block"), fmtValue(g), math.Float32bits(g))
 	} else {
-		fmt.Fprintf(stdout, "mxfp4 (%s %s): %d values in %d blocks of 32\n", param, orDefault(profile, "nvidia"), len(vals), k/bs)
+		fmt.Fprintf(stdout, "mxfp4 (%s %s): %s in %s of 32\n", param, orDefault(profile, "nvidia"), plural(len(vals), "value"), plural(k/bs, "block"))
 	}
 	for b := 0; b < k/bs; b++ {
 		s := scales[b]
@@ -87,6 +87,14 @@ func encodeBlock(ctx context.Context, kind, profile string, vals []float32, stdo
 		}
 	}
 	return exitOK
+}
+
+// plural is "1 block", "2 blocks".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 func orDefault(s, d string) string {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"math"
@@ -20,11 +21,13 @@ code differs from the first (canonical) profile of the same format.
 
 VALUE is a decimal or hex float ("0.75", "-1e-3", "0x1.8p-1"), "inf",
 "-inf", "nan", "-nan", or a float32 bit pattern as "bits:0x7fc00001".
+Negative values are values, not flags: bitexact encode -1 -inf -1e-3.
 
 With --block nvfp4|mxfp4 the values form one block (16 for nvfp4, 32 for
 mxfp4; missing values are zero) and are quantized by the reference op:
 encode prints the scale, every element's code, its dequantized value and
-the error.`
+the error. --profile picks the op's recipe (nvfp4) or profile (mxfp4) and
+needs --block.`
 
 // fields are the sign/exponent/mantissa widths of a format's code.
 var fields = map[string][3]int{
@@ -37,15 +40,18 @@ var fields = map[string][3]int{
 }
 
 func runEncode(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("encode", "encode [--format F] [--block nvfp4|mxfp4] VALUE...", encodeHelp, stderr)
+	fs := newFlags("encode", "encode [--format F] [--block nvfp4|mxfp4 [--profile P]] VALUE...", encodeHelp, stderr)
 	format := fs.String("format", "", "only this format (e2m1, e4m3, e5m2, e8m0, bf16, fp16)")
 	block := fs.String("block", "", "quantize the values as one block: nvfp4 or mxfp4")
 	profile := fs.String("profile", "", "with --block: the profile parameter of the quantize op (default: the op's default)")
-	if st, ok := parse(fs, args); !ok {
+	if st, ok := parse(fs, valuesLast(fs, args)); !ok {
 		return st
 	}
 	if fs.NArg() == 0 {
 		return usageError(stderr, "encode", "no VALUE given")
+	}
+	if *profile != "" && *block == "" {
+		return usageError(stderr, "encode", "--profile %q needs --block nvfp4|mxfp4 (without --block every profile of every format is shown; --format picks a format)", *profile)
 	}
 	vals := make([]float32, fs.NArg())
 	for i, a := range fs.Args() {
@@ -94,6 +100,41 @@ func runEncode(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		tw.Flush()
 	}
 	return exitOK
+}
+
+// valuesLast reorders args so that the flag package, which stops at the
+// first argument that is not a flag and reads "-1" as a flag, sees the
+// flags first and every VALUE after "--": an argument that starts with '-'
+// and parses as a VALUE ("-1", "-inf", "-1e-3", "-nan") is a value unless
+// it follows a flag that takes one. Arguments after "--" stay values.
+func valuesLast(fs *flag.FlagSet, args []string) []string {
+	var flags, values []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--":
+			values = append(values, args[i+1:]...)
+			i = len(args)
+		case !strings.HasPrefix(a, "-") || a == "-":
+			values = append(values, a)
+		default:
+			if _, err := parseValue(a); err == nil {
+				values = append(values, a)
+				continue
+			}
+			flags = append(flags, a)
+			name, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+			f := fs.Lookup(name)
+			if f == nil || hasValue || i+1 == len(args) {
+				continue // the flag package reports an unknown flag
+			}
+			if b, ok := f.Value.(interface{ IsBoolFlag() bool }); !ok || !b.IsBoolFlag() {
+				i++
+				flags = append(flags, args[i]) // the flag's value, whatever it looks like
+			}
+		}
+	}
+	return append(append(flags, "--"), values...)
 }
 
 func splitFields(c unary.Conversion, code uint32) (s, e, m string) {

@@ -115,6 +115,7 @@ func runExhaustive(ctx context.Context, args []string, stdout, stderr io.Writer)
 			}
 		}
 		p := newProgress(stderr, n)
+		p.unit = "inputs"
 		t0 := time.Now()
 		got, err := exhaustive.Compute(ctx, e.Engine, n, *workers, func(done, total uint64) {
 			p.update(float64(done), float64(total), "")

@@ -64,6 +64,7 @@ DIR/expected are removed. Regenerating twice gives identical bytes.`, stderr)
 		return usageError(stderr, "golden gen", "name one engine")
 	}
 	p := newProgress(stderr, "golden gen")
+	p.unit = "files"
 	t0 := time.Now()
 	f, err := golden.Build(ctx, es[0].Engine, &golden.Options{
 		Progress: func(done, total int, file string) { p.update(float64(done), float64(total), file) },
@@ -118,6 +119,7 @@ difference.`, stderr)
 		return usageError(stderr, "golden verify", "name one engine")
 	}
 	p := newProgress(stderr, "golden verify")
+	p.unit = "files"
 	t0 := time.Now()
 	err = golden.VerifyWith(ctx, es[0].Engine, fsys, &golden.Options{
 		Progress: func(done, total int, file string) { p.update(float64(done), float64(total), file) },

@@ -61,7 +61,11 @@ func commands() []command {
 }
 
 func main() {
+	// The first Ctrl-C cancels ctx (the wasm engines close, and the
+	// command stops within a guest call); it also restores the default
+	// handling, so a second Ctrl-C ends the process at once.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	context.AfterFunc(ctx, stop)
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)

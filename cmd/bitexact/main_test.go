@@ -117,7 +117,7 @@ func TestEncodeBlock(t *testing.T) {
 		}
 	}
 	code, o, _ = bitexact(t, "encode", "--block", "nvfp4", "1", "-2", "6")
-	if code != exitOK || !strings.Contains(o, "nvfp4 (recipe canonical): 3 values in 1 blocks of 16") || !strings.Contains(o, "block 0: scale 0x") {
+	if code != exitOK || !strings.Contains(o, "nvfp4 (recipe canonical): 3 values in 1 block of 16") || !strings.Contains(o, "block 0: scale 0x") {
 		t.Errorf("encode --block nvfp4: exit %d\n%s", code, o)
 	}
 }

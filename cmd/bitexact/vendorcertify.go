@@ -200,7 +200,7 @@ func printable(s string) string { return results.Printable(s) }
 // escaped (results.Printable), so none can move the cursor, rewrite a
 // line or fake a verdict.
 func reportCertificate(c *certificate.Certificate, out string, stdout, stderr io.Writer) int {
-	fmt.Fprintf(stdout, "%s\n", results.Printable(c.Verdict))
+	fmt.Fprintf(stdout, "%s\n", results.Printable(c.VerdictText()))
 	fmt.Fprintf(stdout, "suite %s (golden %s, %s set), implementation %s\n", c.Suite, c.SuiteVersion, c.GoldenSet, results.Printable(c.Implementation))
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "\nprofile\tverdict\tdiffering elements\ttasks\n")
@@ -251,7 +251,7 @@ func reportCertificate(c *certificate.Certificate, out string, stdout, stderr io
 	if c.Diagnosis != nil {
 		fmt.Fprintf(stdout, "diagnosis: %s\n", c.Diagnosis.Summary())
 	}
-	fmt.Fprintf(stdout, "%s\n", results.Printable(c.Verdict))
+	fmt.Fprintf(stdout, "%s\n", results.Printable(c.VerdictText()))
 	if c.Signature == nil {
 		fmt.Fprintf(stdout, "unsigned: the content SHA-256 detects accidental damage only (sign with --sign-key)\n")
 	} else if pub, err := c.SignerKey(); err == nil {

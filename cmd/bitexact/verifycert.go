@@ -93,7 +93,7 @@ func runVerifyCert(ctx context.Context, args []string, stdout, stderr io.Writer)
 	}
 	// Parse refused control characters in every string; Printable is a
 	// second guard for the terminal.
-	fmt.Fprintf(stdout, "certificate OK: suite %s %s, %s\n", c.Suite, c.SuiteVersion, results.Printable(c.Verdict))
+	fmt.Fprintf(stdout, "certificate OK: suite %s %s, %s\n", c.Suite, c.SuiteVersion, results.Printable(c.VerdictText()))
 	if *res != "" {
 		fmt.Fprintf(stdout, "results: identical to a fresh certification of %s\n", results.Printable(*res))
 	} else {

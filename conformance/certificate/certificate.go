@@ -482,6 +482,11 @@ func conformsFrom(c *Certificate) bool {
 	return true
 }
 
+// VerdictText is the verdict for a terminal: Verdict without its Markdown
+// code marks (Verdict itself is kept as recorded, since the certificate's
+// digest covers it and the Markdown and JUnit forms show it as is).
+func (c *Certificate) VerdictText() string { return strings.ReplaceAll(c.Verdict, "`", "") }
+
 // verdictLine is "conforms to `nosat`; differs from `satfinite` on 22
 // elements", with the reduced-run caveat.
 func verdictLine(c *Certificate) string {

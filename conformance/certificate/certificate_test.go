@@ -49,6 +49,10 @@ func TestExhaustiveVerdict(t *testing.T) {
 	if c.Conforms || !strings.Contains(c.Verdict, "differs from `e4m3/satfinite` in 1 of 256 chunks") {
 		t.Errorf("conforms=%v verdict %q", c.Conforms, c.Verdict)
 	}
+	if v := c.VerdictText(); strings.Contains(v, "`") || !strings.Contains(v, "differs from e4m3/satfinite in 1 of 256 chunks") ||
+		!strings.HasPrefix(v, "DOES NOT CONFORM to claimed profile satfinite: ") {
+		t.Errorf("terminal verdict %q keeps Markdown marks or loses words", v)
+	}
 	ctx := Context{Set: set, GoldenSHA256: ReleasedGoldenSHA256(), ReferenceWasm: "w"}
 	if err := Verify(c, ctx); err != nil {
 		t.Errorf("fresh certificate rejected: %v", err)

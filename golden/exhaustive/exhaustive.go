@@ -63,25 +63,52 @@ type Progress func(done, total uint64)
 // Compute hashes conv's outputs over all 2^32 inputs through u, running
 // workers chunks at once (0: GOMAXPROCS).
 func Compute(ctx context.Context, u Unary, conv string, workers int, progress Progress) (*Digest, error) {
-	c, err := unary.Lookup(conv)
+	ds, err := ComputeAll(ctx, u, []string{conv}, workers, progress)
 	if err != nil {
 		return nil, err
 	}
-	all := make([]int, Leaves)
-	for i := range all {
-		all[i] = i
+	return ds[0], nil
+}
+
+// ComputeAll hashes the outputs of every conversion in convs over all
+// 2^32 inputs through u in one pool of workers chunk jobs (0:
+// GOMAXPROCS), so that no core idles at the end of one conversion while
+// another waits. progress counts inputs over all the conversions.
+func ComputeAll(ctx context.Context, u Unary, convs []string, workers int, progress Progress) ([]*Digest, error) {
+	var jobs []job
+	cs := make([]unary.Conversion, len(convs))
+	for k, conv := range convs {
+		c, err := unary.Lookup(conv)
+		if err != nil {
+			return nil, err
+		}
+		cs[k] = c
+		for i := range Leaves {
+			jobs = append(jobs, job{c, i})
+		}
 	}
-	leaves, err := hashChunks(ctx, u, c, all, workers, progress)
+	leaves, err := hashChunks(ctx, u, jobs, workers, progress)
 	if err != nil {
 		return nil, err
 	}
-	d := &Digest{Conversion: conv, Width: c.Width(), ChunkLog2: ChunkLog2, Leaves: make([]string, Leaves)}
-	for i := range leaves {
-		d.Leaves[i] = hex.EncodeToString(leaves[i][:])
+	ds := make([]*Digest, len(convs))
+	for k, c := range cs {
+		l := leaves[k*Leaves : (k+1)*Leaves]
+		d := &Digest{Conversion: c.Name, Width: c.Width(), ChunkLog2: ChunkLog2, Leaves: make([]string, Leaves)}
+		for i := range l {
+			d.Leaves[i] = hex.EncodeToString(l[i][:])
+		}
+		root := merkleRoot(l)
+		d.Root = hex.EncodeToString(root[:])
+		ds[k] = d
 	}
-	root := merkleRoot(leaves)
-	d.Root = hex.EncodeToString(root[:])
-	return d, nil
+	return ds, nil
+}
+
+// job is one chunk of one conversion.
+type job struct {
+	c     unary.Conversion
+	chunk int
 }
 
 // ComputeLeaves hashes only the given chunks and returns their leaves (hex),
@@ -97,7 +124,11 @@ func ComputeLeaves(ctx context.Context, u Unary, conv string, chunks []int, work
 			return nil, fmt.Errorf("chunk %d out of range [0, %d)", i, Leaves)
 		}
 	}
-	leaves, err := hashChunks(ctx, u, c, chunks, workers, nil)
+	jobs := make([]job, len(chunks))
+	for k, i := range chunks {
+		jobs[k] = job{c, i}
+	}
+	leaves, err := hashChunks(ctx, u, jobs, workers, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -108,12 +139,13 @@ func ComputeLeaves(ctx context.Context, u Unary, conv string, chunks []int, work
 	return out, nil
 }
 
-func hashChunks(ctx context.Context, u Unary, c unary.Conversion, chunks []int, workers int, progress Progress) ([][32]byte, error) {
+// hashChunks computes the leaf of every job, workers jobs at once.
+func hashChunks(ctx context.Context, u Unary, jobs []job, workers int, progress Progress) ([][32]byte, error) {
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
-	total := uint64(len(chunks)) * Chunk
-	leaves := make([][32]byte, len(chunks))
+	total := uint64(len(jobs)) * Chunk
+	leaves := make([][32]byte, len(jobs))
 	var next atomic.Int64
 	var done atomic.Uint64
 	var mu sync.Mutex
@@ -123,20 +155,23 @@ func hashChunks(ctx context.Context, u Unary, c unary.Conversion, chunks []int, 
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			buf := make([]byte, callInputs*c.Width())
+			var buf []byte
 			for {
 				k := int(next.Add(1) - 1)
-				if k >= len(chunks) {
+				if k >= len(jobs) {
 					return
 				}
-				i := chunks[k]
+				c, i := jobs[k].c, jobs[k].chunk
+				if n := callInputs * c.Width(); len(buf) != n {
+					buf = make([]byte, n)
+				}
 				h := sha256.New()
 				h.Write([]byte{0})
 				for off := 0; off < Chunk; off += callInputs {
 					start := uint32(i*Chunk + off)
 					if err := u.Unary(ctx, c.Name, start, buf); err != nil {
 						errs[w] = fmt.Errorf("%s: inputs 0x%08x..: %w", c.Name, start, err)
-						next.Store(int64(len(chunks)))
+						next.Store(int64(len(jobs)))
 						return
 					}
 					h.Write(buf)

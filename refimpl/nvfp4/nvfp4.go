@@ -408,19 +408,9 @@ type elemScale struct {
 	zeroMult bool
 }
 
-func (e elemScale) apply(x float32) float32 {
-	switch {
-	case e.zeroMult:
-		return canon(x * 0)
-	case e.mul:
-		return canon(x * e.m)
-	}
-	return canon(x / e.m)
-}
-
-// applyBlock sets v[i] = e.apply(xs[i]), choosing apply's case once per
-// block rather than per element (a taken branch costs Go's wasm code a
-// dispatch).
+// applyBlock sets v[i] to the value of xs[i] cast to E2M1, choosing the
+// case once per block rather than per element (a taken branch costs Go's
+// wasm code a dispatch).
 func (e elemScale) applyBlock(v, xs *[BlockSize]float32) {
 	switch {
 	case e.zeroMult:

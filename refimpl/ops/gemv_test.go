@@ -34,7 +34,7 @@ func TestGEMVSparseOp(t *testing.T) {
 	if !out["y"].Equal(want) {
 		t.Errorf("y = %+v, want %+v", out["y"], want)
 	}
-	out, err = Run("gemv.sparse_fp4", Params{"schedule": "seq-fma"}, sparseInputs())
+	_, err = Run("gemv.sparse_fp4", Params{"schedule": "seq-fma"}, sparseInputs())
 	if err == nil || !strings.Contains(err.Error(), "multiple of 4") {
 		t.Errorf("group-1 schedule: %v", err)
 	}

@@ -45,12 +45,25 @@ func encodeFP16Range(canonicalNaN bool, start uint32, out []byte) {
 	for ; i+16 <= len(out); i += 16 {
 		b := start + uint32(i/2)
 		o := out[i : i+16 : i+16]
-		if b&0x7fffffff-fp16MinNormal < fp16Overflow-fp16MinNormal-7 {
+		switch a := b & 0x7fffffff; {
+		case a-fp16MinNormal < fp16Overflow-fp16MinNormal-7:
 			// All eight in the binary16 normal range (and of one sign).
 			binary.LittleEndian.PutUint64(o[:8], uint64(fp16Normal(b))|uint64(fp16Normal(b+1))<<16|
 				uint64(fp16Normal(b+2))<<32|uint64(fp16Normal(b+3))<<48)
 			binary.LittleEndian.PutUint64(o[8:], uint64(fp16Normal(b+4))|uint64(fp16Normal(b+5))<<16|
 				uint64(fp16Normal(b+6))<<32|uint64(fp16Normal(b+7))<<48)
+			continue
+		case a <= fp16Zero-8, a-fp16Overflow <= 0x7f800000-fp16Overflow-7:
+			// All eight round to a signed zero, or all eight to a signed
+			// infinity (none a NaN): one code, and most of the float32
+			// range is here.
+			var v uint64 = uint64(b>>16) & 0x8000
+			if a >= fp16Overflow {
+				v |= 0x7c00
+			}
+			v *= 0x0001_0001_0001_0001
+			binary.LittleEndian.PutUint64(o[:8], v)
+			binary.LittleEndian.PutUint64(o[8:], v)
 			continue
 		}
 		for k := range 8 {
@@ -82,6 +95,9 @@ func bf16(canonicalNaN bool, b uint32) uint16 {
 const (
 	fp16MinNormal = 0x38800000
 	fp16Overflow  = 0x47800000
+	// fp16Zero (2^-25) is where rounding stops giving zero: below it, and
+	// at it (a tie, to the even zero), the result is a signed zero.
+	fp16Zero = 0x33000000
 )
 
 // fp16Normal is fp16 for a pattern whose magnitude is in [2^-14, 2^16):
@@ -109,7 +125,7 @@ func fp16(canonicalNaN bool, b uint32) uint16 {
 		return sign | 0x7c00
 	case a >= fp16MinNormal:
 		return fp16Normal(b)
-	case a >= 0x33000000: // binary16 subnormal range, [2^-25, 2^-14)
+	case a >= fp16Zero: // binary16 subnormal range, [2^-25, 2^-14)
 		e := a >> 23 // 102..112
 		s := 126 - e // 14..24 bits dropped from the 24-bit significand
 		m := a&0x7fffff | 0x800000
