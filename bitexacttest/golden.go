@@ -43,10 +43,11 @@ func loadGolden(name string) (*goldenSuite, error) {
 
 // certify holds outputs (per task) to profile p through
 // conformance/certificate.
-func (g *goldenSuite) certify(p string, outputs map[string]ops.Tensors) (*certificate.Certificate, error) {
+// max is how many mismatches per task it decodes.
+func (g *goldenSuite) certify(p string, outputs map[string]ops.Tensors, max int) (*certificate.Certificate, error) {
 	c, err := certificate.BuildContext(context.Background(), certificate.Input{
 		Suite: g.s, Set: g.set, GoldenSHA256: g.manifestSHA, ReferenceWasm: g.referenceSHA,
-		Reference: theReference, Backend: "go-test", Implementation: "bitexacttest", Claimed: p, Outputs: outputs,
+		Reference: theReference, Backend: "go-test", Implementation: "bitexacttest", Claimed: p, Outputs: outputs, MaxMismatches: max,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("bitexacttest: %w", err)

@@ -31,15 +31,17 @@ import (
 // defaults left out ("recipe=canonical"). An unknown suite or profile, an
 // input read under a name or dtype it does not have, and outputs of the
 // wrong name, dtype or shape stop the test with an error saying so;
-// differing outputs fail it with a report (see Report).
-func Suite(t testing.TB, name, profile string, f func(in Inputs) (Outputs, error)) {
+// differing outputs fail it with a report (see Report). Of the options,
+// only MaxReported applies.
+func Suite(t testing.TB, name, profile string, f func(in Inputs) (Outputs, error), opts ...Option) {
 	t.Helper()
-	report(t)(CheckSuite(name, profile, f))
+	report(t)(CheckSuite(name, profile, f, opts...))
 }
 
 // CheckSuite is Suite without a testing.TB.
-func CheckSuite(name, profile string, f func(in Inputs) (Outputs, error)) (*Report, error) {
+func CheckSuite(name, profile string, f func(in Inputs) (Outputs, error), opts ...Option) (*Report, error) {
 	start := time.Now()
+	cfg := newConfig(opts)
 	g, err := loadGolden(name)
 	if err != nil {
 		return nil, err
@@ -82,7 +84,7 @@ func CheckSuite(name, profile string, f func(in Inputs) (Outputs, error)) (*Repo
 		}
 		outputs[t.Name] = got
 	}
-	cert, err := g.certify(p, outputs)
+	cert, err := g.certify(p, outputs, cfg.maxFirst)
 	if err != nil {
 		return nil, err
 	}
@@ -91,7 +93,7 @@ func CheckSuite(name, profile string, f func(in Inputs) (Outputs, error)) (*Repo
 		r.Inputs += uint64(cs.Elements)
 		r.Mismatches += uint64(cs.Mismatches)
 		for _, m := range cs.First {
-			if len(r.First) == newConfig(nil).maxFirst {
+			if len(r.First) == cfg.maxFirst {
 				break
 			}
 			where := fmt.Sprintf("task %s: %s%v", cs.Task, m.Tensor, m.Position)

@@ -337,7 +337,7 @@ func checkUnary(c unary.Conversion, kind inputKind, k kernel, opts []Option) (*R
 			}
 			outputs[t.Name] = ops.Tensors{info.Name: {DType: tensor.DType(info.DType), Logical: info.Logical, Shape: info.Shape, Data: out}}
 		}
-		cert, err := g.certify(c.Profile, outputs)
+		cert, err := g.certify(c.Profile, outputs, cfg.maxFirst)
 		if err != nil {
 			return nil, err
 		}
@@ -409,8 +409,12 @@ func sampleInputs(c unary.Conversion, cfg config) ([]uint32, error) {
 // sweepRange compares k with the reference on all 2^32 float32 inputs,
 // block by block on cfg.workers goroutines.
 func sweepRange(c unary.Conversion, k kernel, cfg config) (sweep, error) {
+	return sweepBlocks(c, k, cfg, 1<<32/block)
+}
+
+// sweepBlocks is sweepRange over the first blocks blocks of inputs.
+func sweepBlocks(c unary.Conversion, k kernel, cfg config, blocks int64) (sweep, error) {
 	w := c.Width()
-	const blocks = 1 << 32 / block
 	var next atomic.Int64
 	var count atomic.Uint64
 	firsts := make([][]diff, cfg.workers)
@@ -453,7 +457,7 @@ func sweepRange(c unary.Conversion, k kernel, cfg config) (sweep, error) {
 			return sweep{}, err
 		}
 	}
-	return sweep{inputs: 1 << 32, mismatches: count.Load(), first: merge(firsts)}, nil
+	return sweep{inputs: uint64(blocks) * block, mismatches: count.Load(), first: merge(firsts)}, nil
 }
 
 // sweepList compares k with the reference on the given input patterns.
