@@ -14,6 +14,16 @@ type config struct {
 	workers    int
 	concurrent bool // a batch function may be called concurrently
 	maxFirst   int
+	// logf, when set, receives progress lines of a long sweep.
+	logf func(format string, args ...any)
+}
+
+// logTo sends progress lines to t (set by the functions that take a
+// testing.TB).
+func logTo(t interface {
+	Logf(format string, args ...any)
+}, opts []Option) []Option {
+	return append(opts[:len(opts):len(opts)], func(c *config) { c.logf = t.Logf })
 }
 
 // DefaultSample is the number of seeded random inputs a sampled sweep adds

@@ -312,7 +312,7 @@ func (in Inputs) I16(name string) []int16 {
 
 // Outputs returns the task's outputs, to be filled through the typed
 // accessors of Outputs and returned from the kernel.
-func (in Inputs) Outputs() Outputs { return Outputs{in.c} }
+func (in Inputs) Outputs() Outputs { return Outputs(in) }
 
 // Outputs are the outputs the task expects, each allocated with the
 // profile's dtype and shape. An accessor returns the storage of the named
@@ -455,7 +455,6 @@ func (c *call) finish(o Outputs) (ops.Tensors, error) {
 		case []byte:
 			t.Data = v
 		case []uint16:
-			t.Data = binary.LittleEndian.AppendUint16(nil, 0)[:0]
 			for _, x := range v {
 				t.Data = binary.LittleEndian.AppendUint16(t.Data, x)
 			}

@@ -38,7 +38,7 @@ type Code interface{ ~uint8 | ~uint16 }
 // the report says which profile f implements when it is not conv's.
 func Unary[C Code](t testing.TB, conv string, f func(x float32) C, opts ...Option) {
 	t.Helper()
-	report(t)(CheckUnary(conv, f, opts...))
+	report(t)(CheckUnary(conv, f, logTo(t, opts)...))
 }
 
 // CheckUnary is Unary without a testing.TB: it returns the report, and an
@@ -60,7 +60,7 @@ func CheckUnary[C Code](conv string, f func(x float32) C, opts ...Option) (*Repo
 // between calls.
 func UnaryBatch(t testing.TB, conv string, f func(in []float32, out []byte) error, opts ...Option) {
 	t.Helper()
-	report(t)(CheckUnaryBatch(conv, f, opts...))
+	report(t)(CheckUnaryBatch(conv, f, logTo(t, opts)...))
 }
 
 // CheckUnaryBatch is UnaryBatch without a testing.TB.
@@ -420,6 +420,14 @@ func sweepBlocks(c unary.Conversion, k kernel, cfg config, blocks int64) (sweep,
 	firsts := make([][]diff, cfg.workers)
 	errs := make([]error, cfg.workers)
 	var wg sync.WaitGroup
+	if cfg.logf != nil {
+		// Stopped, and waited for, before the sweep returns: a test must
+		// not log after it ends.
+		stop := make(chan struct{})
+		var logging sync.WaitGroup
+		logging.Go(func() { progress(cfg.logf, c.Name, &next, blocks, stop) })
+		defer func() { close(stop); logging.Wait() }()
+	}
 	for wk := range cfg.workers {
 		wg.Go(func() {
 			got, want := make([]byte, block*w), make([]byte, block*w)
@@ -458,6 +466,32 @@ func sweepBlocks(c unary.Conversion, k kernel, cfg config, blocks int64) (sweep,
 		}
 	}
 	return sweep{inputs: uint64(blocks) * block, mismatches: count.Load(), first: merge(firsts)}, nil
+}
+
+// progressEvery is how often a long sweep logs its progress.
+const progressEvery = 10 * time.Second
+
+// progress logs the share of blocks handed out, the rate and the time
+// left every progressEvery until stop is closed.
+func progress(logf func(string, ...any), name string, next *atomic.Int64, blocks int64, stop <-chan struct{}) {
+	start := time.Now()
+	tick := time.NewTicker(progressEvery)
+	defer tick.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-tick.C:
+			done := min(next.Load(), blocks)
+			if done == 0 {
+				continue
+			}
+			el := time.Since(start)
+			left := time.Duration(float64(el) * float64(blocks-done) / float64(done))
+			logf("%s: %.0f%% of %d inputs, %.0f M inputs/s, about %s left", name,
+				100*float64(done)/float64(blocks), blocks*block, float64(done*block)/el.Seconds()/1e6, left.Round(time.Second))
+		}
+	}
 }
 
 // sweepList compares k with the reference on the given input patterns.
