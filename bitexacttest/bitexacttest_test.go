@@ -92,6 +92,21 @@ func TestUnary(t *testing.T) {
 		{"batch-error", func(tb testing.TB) {
 			bitexacttest.UnaryBatch(tb, "e2m1/nvidia", func([]float32, []byte) error { return fmt.Errorf("launch failed") }, sampled())
 		}, "fatal", []string{"launch failed"}},
+		{"batch-concurrent", func(tb testing.TB) {
+			bitexacttest.UnaryBatch(tb, "e2m1/nvidia", batch(encodeE2M1), sampled(), bitexacttest.Concurrent(), bitexacttest.Workers(3))
+		}, "pass", nil},
+		{"batch-16-bit", func(tb testing.TB) {
+			bitexacttest.UnaryBatch(tb, "fp16/rne", func(in []float32, out []byte) error {
+				for i, x := range in {
+					h := half.EncodeFP16(x)
+					out[2*i], out[2*i+1] = byte(h), byte(h>>8)
+				}
+				return nil
+			}, sampled())
+		}, "pass", nil},
+		{"max-reported", func(tb testing.TB) {
+			bitexacttest.Unary(tb, "e2m1/nvidia", tieAt2_5, sampled(), bitexacttest.MaxReported(1), bitexacttest.Seed(7))
+		}, "error", []string{"x = 2.5 (0x40200000)", "  ... and 1 more", "random inputs, seed 0x7"}},
 		{"16-bit", func(tb testing.TB) { bitexacttest.Unary(tb, "bf16/rne", half.EncodeBF16, sampled()) }, "pass", nil},
 		{"16-bit-wrong", func(tb testing.TB) {
 			// Truncation instead of round to nearest even.

@@ -26,7 +26,9 @@ type Report struct {
 	// float32) or the output elements a suite check compared;
 	// Mismatches how many of them differ.
 	Inputs, Mismatches uint64
-	// First are the first differences, decoded (MaxReported of them).
+	// First are the first differences, decoded (MaxReported of them): for
+	// a unary check the first input of each distinct pair of expected and
+	// observed codes, in bit-pattern order.
 	First []Difference
 	// Golden is the certificate of the outputs on the golden tasks (nil
 	// for fp16 and bf16 inputs, which the golden set does not hold).
@@ -63,6 +65,11 @@ func (r *Report) Verdict() string {
 	if r.Sweep == "" {
 		unit = "output elements"
 	}
+	if r.Mismatches == 0 && !r.Conforms {
+		// The sweep agreed but the golden tasks did not: the kernel gave
+		// other codes for the same inputs on another call.
+		return fmt.Sprintf("%s: DOES NOT CONFORM on the golden tasks, though the sweep of %d inputs found no difference (is the kernel deterministic?)", r.Subject, r.Inputs)
+	}
 	if r.Conforms {
 		s := fmt.Sprintf("%s: CONFORMS on %d %s", r.Subject, r.Inputs, unit)
 		if r.Sweep != "" {
@@ -85,6 +92,9 @@ func (r *Report) String() string {
 		what := "inputs"
 		if r.Sweep == "" {
 			what = "elements"
+		}
+		if r.Sweep != "" {
+			what += " (the first of each pair of codes)"
 		}
 		fmt.Fprintf(&b, "first differing %s:\n", what)
 		for _, d := range r.First {
