@@ -12,6 +12,7 @@ import (
 	"github.com/bitexact/bitexact/refimpl/half"
 	"github.com/bitexact/bitexact/refimpl/ops"
 	"github.com/bitexact/bitexact/refimpl/tensor"
+	"github.com/bitexact/bitexact/refimpl/unary"
 )
 
 // recorder is a testing.TB that keeps what a check reports instead of
@@ -279,4 +280,34 @@ func TestExhaustiveUnary(t *testing.T) {
 		"x = NaN (0xff800001): want 0x07", "explained by profile:cutlass")
 	check(t, func(tb testing.TB) { bitexacttest.Unary(tb, "e2m1/nvidia", tieAt2_5, bitexacttest.Exhaustive()) }, "error",
 		"DOES NOT CONFORM: 2 of 4294967296 inputs differ", "x = 2.5 (0x40200000)", "x = -2.5 (0xc0200000)")
+}
+
+// Every conversion of the reference resolves to its golden suite and
+// profile: the reference's own encoder conforms to it, and an encoder that
+// flips the low bit of every code does not.
+func TestUnaryEveryConversion(t *testing.T) {
+	for _, c := range unary.All() {
+		t.Run(c.Name, func(t *testing.T) {
+			run := func(flip uint32) (*bitexacttest.Report, error) {
+				opt := bitexacttest.Sampled(1 << 12)
+				if c.Width() == 1 {
+					return bitexacttest.CheckUnary(c.Name, func(x float32) uint8 { return uint8(c.Encode(x) ^ flip) }, opt)
+				}
+				return bitexacttest.CheckUnary(c.Name, func(x float32) uint16 { return uint16(c.Encode(x) ^ flip) }, opt)
+			}
+			r, err := run(0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !r.Conforms || r.Golden == nil || r.Golden.Against != c.Profile {
+				t.Errorf("the reference's encoder:\n%s", r)
+			}
+			if r, err = run(1); err != nil {
+				t.Fatal(err)
+			}
+			if r.Conforms || r.Mismatches != r.Inputs {
+				t.Errorf("low bit flipped: conforms %v, %d of %d differ", r.Conforms, r.Mismatches, r.Inputs)
+			}
+		})
+	}
 }
