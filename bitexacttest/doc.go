@@ -93,8 +93,10 @@
 // through the WebAssembly build of the reference so that they are the same
 // on every host. The exhaustive and sampled sweeps compare with the native
 // reference (refimpl/unary), whose codes for all 2^32 inputs of every
-// conversion the committed Merkle digests of golden/exhaustive pin to the
-// WebAssembly build. The certificate a vendor publishes comes from
+// conversion are pinned by the committed Merkle digests of
+// golden/exhaustive: go test checks the native codes against them in full,
+// and the WebAssembly build reproduces them (in full with `bitexact
+// exhaustive --all`, on sampled chunks in go test). The certificate a vendor publishes comes from
 // bitexact certify (docs/vendor.md); a go test gate is for development and
 // CI.
 package bitexacttest
