@@ -14,6 +14,8 @@
 //	semantics   write the disagreement matrix (docs/semantics.md)
 //	export      export a vendor suite's inputs for a kernel harness
 //	verify-cert re-check a certificate
+//	record      record a real implementation's outputs against the profiles
+//	ecosystem   write docs/ecosystem.md from the records
 //
 // Exit status: 0 success or full conformance, 1 a mismatch, 2 bad usage or
 // bad input.
@@ -53,6 +55,8 @@ func commands() []command {
 		{"semantics", "write the disagreement matrix of every format's profiles", runSemantics},
 		{"export", "export a vendor suite's inputs and description for a kernel harness", runExport},
 		{"verify-cert", "re-check a certificate against the golden set and its results", runVerifyCert},
+		{"record", "record a real implementation's outputs against the profiles", runRecord},
+		{"ecosystem", "write the conformance matrix of the recorded implementations", runEcosystem},
 		{"serve", "serve the browser demo (the reference wasm module in a web page)", runServe},
 	}
 }

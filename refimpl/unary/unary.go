@@ -167,9 +167,20 @@ func init() {
 			encodeRange: encodeRange, table: table,
 		})
 	}
+	// ggml's E2M1 is not constant over the buckets CodeTable assumes
+	// (its float32 errors round with the low bits of large inputs), so it
+	// is encoded directly, without a table.
+	all = append(all, Conversion{
+		Name: "e2m1/" + fp4.GGML.Name, Format: "e2m1", Profile: fp4.GGML.Name, Bits: 4, Source: fp4.GGML.Source,
+		Encode: func(x float32) uint32 { return uint32(fp4.GGML.Encode(x)) },
+		Decode: func(c uint32) float32 { return fp4.Decode(uint8(c)) },
+	})
 	for _, f := range []fp8.Format{fp8.E4M3, fp8.E5M2} {
 		for _, p := range fp8.Profiles() {
 			f, p := f, p
+			if !p.Has(f.Name) {
+				continue
+			}
 			table, encodeRange := tabulated(func(b uint32) uint8 { return f.Encode(math.Float32frombits(b), p) })
 			all = append(all, Conversion{
 				Name: f.Name + "/" + p.Name, Format: f.Name, Profile: p.Name, Bits: 8, Source: p.Source,
@@ -191,22 +202,28 @@ func init() {
 	}
 	for _, p := range half.Profiles() {
 		p := p
+		if !p.Has("bf16") {
+			continue
+		}
 		all = append(all, Conversion{
 			Name: "bf16/" + p.Name, Format: "bf16", Profile: p.Name, Bits: 16,
 			Source:      "bfloat16: roundTiesToEven on the top 16 bits; " + p.Source,
 			Encode:      func(x float32) uint32 { return uint32(p.EncodeBF16(x)) },
 			Decode:      func(c uint32) float32 { return half.DecodeBF16(uint16(c)) },
-			encodeRange: func(start uint32, out []byte) { encodeBF16Range(p.CanonicalNaN, start, out) },
+			encodeRange: func(start uint32, out []byte) { encodeBF16Range(p, start, out) },
 		})
 	}
 	for _, p := range half.Profiles() {
 		p := p
+		if !p.Has("fp16") {
+			continue
+		}
 		all = append(all, Conversion{
 			Name: "fp16/" + p.Name, Format: "fp16", Profile: p.Name, Bits: 16,
 			Source:      "IEEE binary16 through github.com/x448/float16; " + p.Source,
 			Encode:      func(x float32) uint32 { return uint32(p.EncodeFP16(x)) },
 			Decode:      func(c uint32) float32 { return half.DecodeFP16(uint16(c)) },
-			encodeRange: func(start uint32, out []byte) { encodeFP16Range(p.CanonicalNaN, start, out) },
+			encodeRange: func(start uint32, out []byte) { encodeFP16Range(p, start, out) },
 		})
 	}
 }
