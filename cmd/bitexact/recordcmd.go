@@ -263,8 +263,15 @@ func importSweep(sweepPath, chunksPath, root string, stderr io.Writer) error {
 		case "numpy", "mldtypes":
 			build = fmt.Sprintf("Python %s, numpy %s, %s", str("python"), str("numpy"), strings.TrimSpace(str("cpu")))
 		}
+		impl := c.Implementation
+		switch c.Harness {
+		case "ptx":
+			impl = fmt.Sprintf("PTX cvt on %s (sm_90, %s)", str("gpu"), cudaRelease(str("nvcc")))
+		case "cuda":
+			impl = fmt.Sprintf("CUDA headers (%s, sm_90) on %s", cudaRelease(str("nvcc")), str("gpu"))
+		}
 		p := record.Provenance{
-			Harness: c.Harness, Implementation: c.Implementation, Function: c.Function, Build: build, Date: date,
+			Harness: c.Harness, Implementation: impl, Function: c.Function, Build: build, Date: date,
 			Command: "python3 conformance/harness/device/sweep.py --out OUT && " +
 				"go run ./cmd/bitexact record --import OUT/sweep.json --chunks OUT/chunks.zip",
 		}
@@ -279,6 +286,15 @@ func importSweep(sweepPath, chunksPath, root string, stderr io.Writer) error {
 		fmt.Fprintln(stderr, summary(u))
 	}
 	return nil
+}
+
+// cudaRelease picks "CUDA 13.0" out of nvcc --version's last lines.
+func cudaRelease(nvcc string) string {
+	if _, v, ok := strings.Cut(nvcc, "release "); ok {
+		v, _, _ = strings.Cut(v, ",")
+		return "CUDA " + v
+	}
+	return "CUDA"
 }
 
 func inflate(f *zip.File) ([]byte, error) {

@@ -207,9 +207,15 @@ func Ecosystem(root string) ([]byte, error) {
 	for _, t := range tables {
 		add(t.Harness, t.Command)
 	}
+	has := map[string]bool{}
+	for _, k := range list {
+		h, _, _ := strings.Cut(k, "\x00")
+		has[h] = true
+	}
 	for _, bl := range blocks {
-		h, _, _ := strings.Cut(bl.Dir, "/")
-		add(h, "see conformance/harness/"+h+"/README.md")
+		if h, _, _ := strings.Cut(bl.Dir, "/"); !has[h] {
+			add(h, "see conformance/harness/"+h+"/README.md")
+		}
 	}
 	sort.Strings(list)
 	for _, k := range list {
