@@ -19,7 +19,7 @@ func encodeBF16Range(p half.Profile, start uint32, out []byte) {
 	for ; i+16 <= len(out); i += 16 {
 		b := start + uint32(i/2)
 		o := out[i : i+16 : i+16]
-		if !p.Satfinite && b&0x7fffffff <= 0x7f800000-7 {
+		if b&0x7fffffff <= bf16Fast(p) {
 			// No NaN among the eight (and one sign): no branch per code,
 			// which under GOARCH=wasm costs a dispatch.
 			binary.LittleEndian.PutUint64(o[:8], uint64(bf16Number(b))|uint64(bf16Number(b+1))<<16|
@@ -44,7 +44,7 @@ func encodeFP16Range(p half.Profile, start uint32, out []byte) {
 	for ; i+16 <= len(out); i += 16 {
 		b := start + uint32(i/2)
 		o := out[i : i+16 : i+16]
-		if !p.Satfinite && b&0x7fffffff-fp16MinNormal < fp16Overflow-fp16MinNormal-7 {
+		if b&0x7fffffff-fp16MinNormal < fp16Fast(p)-fp16MinNormal-7 {
 			// All eight in the binary16 normal range (and of one sign).
 			binary.LittleEndian.PutUint64(o[:8], uint64(fp16Normal(b))|uint64(fp16Normal(b+1))<<16|
 				uint64(fp16Normal(b+2))<<32|uint64(fp16Normal(b+3))<<48)
@@ -61,6 +61,26 @@ func encodeFP16Range(p half.Profile, start uint32, out []byte) {
 		v := fp16(p, start+uint32(i/2))
 		out[i], out[i+1] = byte(v), byte(v>>8)
 	}
+}
+
+// bf16Fast is the largest magnitude (bits) whose run of eight, from it
+// up, bf16Number encodes as profile p does: no NaN among them and, under
+// satfinite, none that rounds to infinity (from 0x7f7f8000 on).
+func bf16Fast(p half.Profile) uint32 {
+	if p.Satfinite {
+		return 0x7f7f8000 - 8
+	}
+	return 0x7f800000 - 7
+}
+
+// fp16Fast is the magnitude (bits) below which fp16Normal encodes as
+// profile p does: 2^16, or 65520 under satfinite (from there the
+// rounding carries into infinity, which satfinite replaces).
+func fp16Fast(p half.Profile) uint32 {
+	if p.Satfinite {
+		return 0x477ff000
+	}
+	return fp16Overflow
 }
 
 // bf16Number is half.EncodeBF16 of a pattern that is not a NaN: adding
