@@ -19,8 +19,9 @@ import (
 // implementation on the golden inputs of a suite, with the certificate
 // `bitexact certify --results` wrote for it.
 type Block struct {
-	Dir  string // path of the folder, under the harness root
-	Cert *certificate.Certificate
+	Dir     string // path of the folder, under the harness root
+	Results string // path of its results folder: Dir, or Dir/results
+	Cert    *certificate.Certificate
 }
 
 // Conforming lists the profiles the certificate says the results conform
@@ -39,9 +40,16 @@ func (b *Block) Conforming() []string {
 // ReadBlocks reads every results folder with a certificate.json under
 // <root>/*/records/.
 func ReadBlocks(root string) ([]Block, error) {
-	dirs, err := filepath.Glob(filepath.Join(root, "*", "records", "*", "certificate.json"))
-	if err != nil {
-		return nil, err
+	var dirs []string
+	// records/<name>/ holds the results next to the certificate;
+	// records/<op>/<platform>/ holds them in results/, beside
+	// provenance.json.
+	for _, pat := range []string{"*/records/*/certificate.json", "*/records/*/*/certificate.json"} {
+		m, err := filepath.Glob(filepath.Join(root, pat))
+		if err != nil {
+			return nil, err
+		}
+		dirs = append(dirs, m...)
 	}
 	sort.Strings(dirs)
 	var bs []Block
@@ -54,8 +62,14 @@ func ReadBlocks(root string) ([]Block, error) {
 		if err := json.Unmarshal(b, &c); err != nil {
 			return nil, fmt.Errorf("%s: %w", f, err)
 		}
-		rel, _ := filepath.Rel(root, filepath.Dir(f))
-		bs = append(bs, Block{Dir: filepath.ToSlash(rel), Cert: &c})
+		dir := filepath.Dir(f)
+		res := dir
+		if st, err := os.Stat(filepath.Join(dir, "results")); err == nil && st.IsDir() {
+			res = filepath.Join(dir, "results")
+		}
+		rel, _ := filepath.Rel(root, dir)
+		relRes, _ := filepath.Rel(root, res)
+		bs = append(bs, Block{Dir: filepath.ToSlash(rel), Results: filepath.ToSlash(relRes), Cert: &c})
 	}
 	return bs, nil
 }

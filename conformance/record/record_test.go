@@ -1,9 +1,10 @@
 package record_test
 
 import (
+	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"testing"
 
@@ -111,10 +112,15 @@ func TestTableRecords(t *testing.T) {
 	}
 }
 
-// TestBlockRecords certifies every committed results folder again against
-// the embedded golden set: the profiles it conforms to must be those its
-// committed certificate names (a profile changed since the run, or a
-// golden set regenerated with other outputs, shows here).
+// TestBlockRecords holds every profile that names a measured block-op
+// implementation to its record: the implementation's results on the
+// golden inputs of its suite, the certificate `bitexact certify` wrote
+// for them and, where the harness writes one, provenance.json. The
+// results are certified again against this build's golden set and must
+// conform to exactly the profiles the stored certificate names, with the
+// same mismatch count against every other profile (so a record that
+// separates two platforms keeps separating them); the stored certificate
+// must be one this build reads.
 func TestBlockRecords(t *testing.T) {
 	blocks, err := record.ReadBlocks(root)
 	if err != nil {
@@ -132,29 +138,94 @@ func TestBlockRecords(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, b := range blocks {
-		s, err := suite.Resolve(set, b.Cert.Suite)
-		if err != nil {
-			t.Errorf("%s: %v", b.Dir, err)
-			continue
+		t.Run(b.Dir, func(t *testing.T) {
+			cb, err := os.ReadFile(filepath.Join(root, b.Dir, certificate.JSONFile))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := certificate.Parse(cb); err != nil {
+				t.Fatalf("stored certificate: %v (re-certify the record: its README says how)", err)
+			}
+			checkProvenance(t, filepath.Join(root, b.Dir, "provenance.json"), b.Cert)
+			s, err := suite.Resolve(set, b.Cert.Suite)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, err := results.Read(filepath.Join(root, b.Results), s, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c, err := certificate.Build(certificate.Input{Suite: s, Set: set, GoldenSHA256: md, ReferenceWasm: wasm.ModuleDigest(),
+				Backend: "results", Implementation: r.Manifest.Implementation, Platform: r.Manifest.Platform, Claimed: r.Manifest.Profile,
+				Outputs: r.Outputs, Files: r.Files, Missing: r.Missing})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := (&record.Block{Cert: c}).Conforming()
+			want := b.Conforming()
+			if strings.Join(got, ",") != strings.Join(want, ",") {
+				t.Errorf("conforms now to [%s], its certificate says [%s]", strings.Join(got, ", "), strings.Join(want, ", "))
+			}
+			if r.Manifest.Profile != "" && !c.Conforms {
+				t.Errorf("does not conform to the profile it claims: %s", c.Verdict)
+			}
+			now := map[string]certificate.Profile{}
+			for _, p := range c.Profiles {
+				now[p.Profile] = p
+			}
+			for _, p := range b.Cert.Profiles {
+				q, ok := now[p.Profile]
+				if !ok {
+					t.Errorf("stored certificate has profile %s, the suite no longer does", p.Profile)
+					continue
+				}
+				if p.Mismatches != q.Mismatches || p.Conforms != q.Conforms {
+					t.Errorf("profile %s: stored %d mismatches (conforms %v), re-certified %d (conforms %v)",
+						p.Profile, p.Mismatches, p.Conforms, q.Mismatches, q.Conforms)
+				}
+			}
+		})
+	}
+}
+
+// checkProvenance requires a record's provenance.json, where there is one,
+// to be strict JSON with every field set and to name the suite and profile
+// its certificate does.
+func checkProvenance(t *testing.T, path string, c *certificate.Certificate) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if os.IsNotExist(err) {
+		return
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	var p struct {
+		Implementation string   `json:"implementation"`
+		Repository     string   `json:"repository"`
+		Commit         string   `json:"commit"`
+		Files          []string `json:"files"`
+		Platform       string   `json:"platform"`
+		Suite          string   `json:"suite"`
+		Profile        string   `json:"profile"`
+		Date           string   `json:"date"`
+		Command        string   `json:"command"`
+		Certify        string   `json:"certify"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&p); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	for name, v := range map[string]string{"implementation": p.Implementation, "repository": p.Repository,
+		"commit": p.Commit, "platform": p.Platform, "suite": p.Suite, "profile": p.Profile,
+		"date": p.Date, "command": p.Command, "certify": p.Certify} {
+		if v == "" {
+			t.Errorf("%s: field %q is empty", path, name)
 		}
-		r, err := results.Read(filepath.Join(root, b.Dir), s, nil)
-		if err != nil {
-			t.Errorf("%s: %v", b.Dir, err)
-			continue
-		}
-		c, err := certificate.Build(certificate.Input{Suite: s, Set: set, GoldenSHA256: md, ReferenceWasm: wasm.ModuleDigest(),
-			Backend: "results", Implementation: r.Manifest.Implementation, Platform: r.Manifest.Platform, Claimed: r.Manifest.Profile,
-			Outputs: r.Outputs, Files: r.Files, Missing: r.Missing})
-		if err != nil {
-			t.Errorf("%s: %v", b.Dir, err)
-			continue
-		}
-		got := (&record.Block{Cert: c}).Conforming()
-		want := b.Conforming()
-		sort.Strings(got)
-		if strings.Join(got, ",") != strings.Join(want, ",") {
-			t.Errorf("%s: conforms now to [%s], its certificate says [%s]", b.Dir, strings.Join(got, ", "), strings.Join(want, ", "))
-		}
+	}
+	if p.Suite != c.Suite || p.Profile != c.Claimed {
+		t.Errorf("%s: suite %s profile %s, the certificate %s claims %q", path, p.Suite, p.Profile, c.Suite, c.Claimed)
 	}
 }
 
