@@ -73,7 +73,7 @@ func TestRecordTable(t *testing.T) {
 }
 
 func TestEcosystemCheck(t *testing.T) {
-	code, stdout, stderr := bitexact(t, "ecosystem", "--root", "../../conformance/harness", "--out", "../../docs/ecosystem.md", "--check")
+	code, stdout, stderr := bitexact(t, "ecosystem", "--root", "../../conformance/harness", "--out", "../../docs/ecosystem.md", "--json", "internal/demo/assets/ecosystem.json", "--check")
 	if code != exitOK {
 		t.Errorf("exit %d: %s%s", code, stdout, stderr)
 	}

@@ -133,16 +133,7 @@ func Ecosystem(root string) ([]byte, error) {
 			tables = append(tables, f.Table)
 		}
 	}
-	sort.SliceStable(unaries, func(i, j int) bool {
-		a, c := unaries[i], unaries[j]
-		if a.Format != c.Format {
-			return formatOrder(a.Format) < formatOrder(c.Format)
-		}
-		if a.Harness != c.Harness {
-			return a.Harness < c.Harness
-		}
-		return a.Implementation+a.Function < c.Implementation+c.Function
-	})
+	sort.SliceStable(unaries, func(i, j int) bool { return unaryLess(unaries[i], unaries[j]) })
 	w("## Unary conversions: all 2^32 float32 inputs\n\n")
 	w("| format | implementation | function | profile | against the canonical profile | build | date |\n")
 	w("|---|---|---|---|---|---|---|\n")

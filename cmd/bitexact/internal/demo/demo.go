@@ -3,7 +3,8 @@
 // bytes that generate the golden data) in the browser through a small WASI
 // shim, and shows what the reference computes: a value's code under every
 // profile of every format, NVFP4/MXFP4 blocks, AWQ packing and 2:4
-// selection.
+// selection, and the ecosystem matrix: which real implementation conforms
+// to which profile.
 //
 // The page holds no format logic. Every code, scale, packed byte and
 // dequantized value on it comes out of the module through its exported
@@ -11,7 +12,9 @@
 // requests in the module's binary ABI, lays out the results and draws them.
 // The lists the page offers (conversions, profiles, recipes, tie rules) and
 // their sources are metadata that the handler serves as /meta.json,
-// generated from the reference's own tables.
+// generated from the reference's own tables. The ecosystem matrix is
+// assets/ecosystem.json, generated from the records under
+// conformance/harness by `bitexact ecosystem` and embedded as it is.
 //
 // WriteSite writes the same page as static files (the module under a
 // content-addressed name, everything also gzip-compressed) for any static
@@ -38,11 +41,11 @@ import (
 	"github.com/bitexact/bitexact/wasm"
 )
 
-//go:embed assets/index.html assets/style.css assets/abi.js assets/wasi.js assets/float32.js assets/app.js
+//go:embed assets/index.html assets/style.css assets/abi.js assets/wasi.js assets/float32.js assets/app.js assets/ecosystem.json
 var assets embed.FS
 
-// Handler serves the demo: the page and its scripts at /, the reference
-// module at /refimpl.wasm and the metadata at /meta.json. It needs nothing
+// Handler serves the demo: the page, its scripts and ecosystem.json at /,
+// the reference module at /refimpl.wasm and the metadata at /meta.json. It needs nothing
 // from the network and keeps no state between requests.
 func Handler() http.Handler {
 	sub, err := fs.Sub(assets, "assets")

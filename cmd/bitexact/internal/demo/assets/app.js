@@ -609,6 +609,102 @@ async function show24() {
     bytes("sp-meta", comp.meta.data, "metadata bytes (group 2t low nibble, 2t+1 high; nibble = i0 | i1<<2):"));
 }
 
+// ---- View 5: the ecosystem matrix ------------------------------------------
+
+// ecosystem.json is generated from the records under conformance/harness
+// (`bitexact ecosystem`, the same rows as docs/ecosystem.md); this view
+// only lays it out. A unary row that differs from its format's canonical
+// profile links to the value view on an input where they differ.
+
+const commas = (n) => String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ",");
+
+function cmpText(c) {
+  if (!c) return "";
+  if (c.differing_chunks === 0) return "0 inputs differ";
+  const n = c.differing_inputs < 0 ? `${c.differing_chunks} chunks of 2^24 differ` : `${commas(c.differing_inputs)} inputs differ in ${c.differing_chunks} chunks`;
+  return n;
+}
+
+// valueHref is the link to the value view with input v, keeping the other
+// views' state in the query.
+function valueHref(v) {
+  const q = new URLSearchParams(location.search);
+  q.set("v", v);
+  return `?${q}#value`;
+}
+
+function provenance(r) {
+  return h("div", { class: "prov" }, h("span", { class: "eco-date" }, r.date), " · ", r.build);
+}
+
+function ecoUnaryRow(u) {
+  const l = u.link;
+  let against = h("span", { class: "note" }, "is the canonical profile");
+  if (u.canonical) against = h("span", {}, h("code", {}, u.canonical.profile), ": ", cmpText(u.canonical));
+  else if (!u.conforms) against = h("span", {}, h("code", {}, u.nearest.profile), ": ", cmpText(u.nearest));
+  let link = h("span", { class: "note" }, "—");
+  if (l) {
+    const who = l.profile ? h("code", {}, l.profile) : "the implementation";
+    link = h("div", {},
+      h("a", { href: valueHref(l.input), class: "eco-link", "data-input": l.input, "data-profile": l.profile, "data-got": l.got,
+        "data-canonical": l.canonical, "data-want": l.want }, `x = ${l.input} ▸`),
+      h("div", { class: "eco-why" }, who, " gives ", h("b", {}, l.got), ", ", h("code", {}, l.canonical), " ", h("b", {}, l.want),
+        l.from === "reference" ? h("span", { class: "note", title: "the record kept chunk digests only; it equals its profile on all 2^32 inputs, so the first input where that profile and the canonical one differ is one where the implementation does" }, " (first input where the two profiles differ)") : h("span", { class: "note" }, " (the record's first difference)")));
+  }
+  const prof = u.conforms ? h("code", { class: "eco-ok" }, u.nearest.profile)
+    : h("span", {}, h("b", { class: "bad" }, "none"), ": nearest ", h("code", {}, u.nearest.profile), ", ", cmpText(u.nearest));
+  return h("tr", { "data-record": u.record, class: u.canonical || !u.conforms ? "eco-differs" : null },
+    h("td", { "data-label": "format" }, h("b", {}, u.format)),
+    h("td", { "data-label": "implementation" }, u.implementation, h("div", {}, h("code", { class: "fn" }, u.function)), provenance(u)),
+    h("td", { "data-label": "conforms to" }, prof),
+    h("td", { "data-label": "vs canonical" }, against),
+    h("td", { "data-label": "where they differ" }, link));
+}
+
+function ecoTableRow(t) {
+  const fmt = t.op.split(".")[0];
+  const diffs = t.referenceDiffs.map((d) => {
+    const code = d.split(":")[0];
+    return h("div", {}, h("a", { href: valueHref(`${fmt}:${code}`), class: "eco-link", "data-input": `${fmt}:${code}` }, `${fmt}:${code} ▸`), " ", d.slice(code.length + 1));
+  });
+  return h("tr", { "data-record": t.record, class: t.referenceDiffs.length ? "eco-differs" : null },
+    h("td", { "data-label": "op" }, h("b", {}, t.op)),
+    h("td", { "data-label": "implementation" }, t.implementation, h("div", {}, h("code", { class: "fn" }, t.function)), provenance(t)),
+    h("td", { "data-label": "reproduced by" }, t.model ? (t.modelDiffs.length ? h("span", {}, h("b", { class: "bad" }, "none"), `: ${t.model} differs on ${t.modelDiffs.length} codes`) : h("code", { class: "eco-ok" }, t.model)) : h("b", { class: "bad" }, "no model")),
+    h("td", { "data-label": "vs the reference" }, t.reference ? h("div", {}, h("code", {}, t.reference), `: ${t.referenceDiffs.length} of ${t.codes} codes differ`, diffs) : ""));
+}
+
+function ecoBlockRow(b) {
+  return h("tr", { "data-record": b.record },
+    h("td", { "data-label": "suite" }, h("b", {}, b.suite)),
+    h("td", { "data-label": "implementation" }, b.implementation, h("div", { class: "prov" }, b.platform)),
+    h("td", { "data-label": "conforms to" }, b.conforms.length ? b.conforms.map((p) => h("code", { class: "eco-ok" }, p)).flatMap((e, i) => (i ? [", ", e] : [e])) : h("b", { class: "bad" }, "none")),
+    h("td", { "data-label": "other profiles" }, b.others.map((o) => `${o.profile} (${o.mismatches} elements differ)`).join(", ")),
+    h("td", { "data-label": "record" }, h("code", { class: "fn" }, `conformance/harness/${b.record}`)));
+}
+
+let ecosystem;
+async function showEcosystem() {
+  if (!ecosystem) {
+    const r = await fetch("ecosystem.json");
+    if (!r.ok) throw new Error(`ecosystem.json: ${r.status} ${r.statusText}`);
+    ecosystem = await r.json();
+  }
+  const e = ecosystem;
+  const table = (id, heads, rows) => h("table", { class: "eco", id }, h("thead", {}, h("tr", {}, heads.map((x) => h("th", {}, x)))), h("tbody", {}, rows));
+  const differ = e.unary.filter((u) => u.canonical || !u.conforms).length, conform = e.unary.filter((u) => u.conforms).length;
+  return h("div", {},
+    h("p", { class: "eco-sum" }, `${e.unary.length} unary conversions run on all 2^32 float32 inputs: ${conform} conform to a named profile, ${differ} differ from their format's canonical profile. `,
+      `${e.tables.length} decode tables, ${e.blocks.length} block ops on the golden inputs.`),
+    h("h3", {}, "Unary conversions ", h("small", {}, "all 2^32 float32 inputs, compared through the exhaustive digests")),
+    table("eco-unary", ["format", "implementation, function, date · build", "conforms to", "against the canonical profile", "where they differ"], e.unary.map(ecoUnaryRow)),
+    h("h3", {}, "Tables ", h("small", {}, "every code")),
+    table("eco-tables", ["op", "implementation, function, date · build", "reproduced by", "against the reference"], e.tables.map(ecoTableRow)),
+    h("h3", {}, "Block ops ", h("small", {}, "the golden inputs of the suite, certified")),
+    table("eco-blocks", ["suite", "implementation, platform", "conforms to", "other profiles", "record"], e.blocks.map(ecoBlockRow)),
+    h("p", { class: "note" }, "Generated by ", h("code", {}, "go run ./cmd/bitexact ecosystem"), " from the records; docs/ecosystem.md has the same rows and the command that reproduces each record."));
+}
+
 // ---- wiring ----------------------------------------------------------------
 
 // The state of every view lives in the URL's query, so a link reproduces
@@ -728,11 +824,24 @@ async function main() {
     }
   });
   $("copy-link").addEventListener("click", copyLink);
-  await Promise.all([goValue(), goBlock(), goAWQ(), go24()]);
+  // A link of the ecosystem view shows its input in the value view; the
+  // href (a full URL state) serves a new tab or a copied link.
+  $("ecosystem").addEventListener("click", (e) => {
+    const a = e.target.closest("a.eco-link");
+    if (!a || e.button !== 0 || e.ctrlKey || e.metaKey || e.shiftKey || e.altKey) return;
+    e.preventDefault();
+    location.hash = "value";
+    setValue(a.dataset.input);
+  });
+  await Promise.all([goValue(), goBlock(), goAWQ(), go24(), view("ecosystem", showEcosystem)]);
   if (badURL.length) status.append(h("span", { class: "bad" }, ` The link's ${badURL.join(", ")} is not an option here; the default is shown.`));
   for (const f of document.querySelectorAll("fieldset[disabled]")) f.disabled = false;
   $("copy-link").disabled = false;
   document.body.dataset.state = "ready";
+  // The views above have grown since the browser scrolled to the URL's
+  // #view: scroll there again.
+  const target = location.hash.length > 1 && document.getElementById(location.hash.slice(1));
+  if (target && target.tagName === "SECTION") target.scrollIntoView();
 }
 
 main();
