@@ -134,7 +134,7 @@ func TestProfileNotOnEveryTask(t *testing.T) {
 		m.Elements != 128*1024+128*64 || e.Result != "pass" || e.Expected != ExpectedGolden {
 		t.Errorf("conforms=%v valid=%v (%s) cases %+v: %s", c.Conforms, c.Valid, c.InvalidReason, byTask, c.Verdict)
 	}
-	if err := Verify(c, Context{Set: set, ReferenceWasm: digest}); err != nil {
+	if err := Verify(c, Context{Set: set, GoldenSHA256: ReleasedGoldenSHA256(), ReferenceWasm: digest}); err != nil {
 		t.Errorf("verify: %v", err)
 	}
 
