@@ -117,7 +117,7 @@ func BenchmarkCopy(b *testing.B) {
 // float32 inputs (4 bytes read, 1 byte written per element), launched as
 // the engine launches it (UnaryGrid). torch's .to(float8_*) on the same
 // size is conformance/harness/torch/bandwidth.py; run both in one device
-// session to compare (docs/rationale/cuda.md).
+// run to compare (docs/rationale/cuda.md).
 func BenchmarkUnary(b *testing.B) {
 	d := device(b)
 	ctx := context.Background()
