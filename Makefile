@@ -22,9 +22,10 @@ short:
 # The 2^32-input property tests of every unary conversion against their
 # independent oracles (BITEXACT_EXHAUSTIVE=1: every input; `go test ./...`
 # runs them on a sample, and checks every output against the committed
-# Merkle digests). -v streams their progress lines.
+# Merkle digests), and bitexacttest's full sweeps of a correct and two wrong
+# encoders. -v streams their progress lines.
 exhaustive:
-	BITEXACT_EXHAUSTIVE=1 $(GO) test -v -run Exhaustive -count=1 -timeout 60m ./refimpl/...
+	BITEXACT_EXHAUSTIVE=1 $(GO) test -v -run Exhaustive -count=1 -timeout 60m ./refimpl/... ./bitexacttest
 
 # cuda
 # Native CUDA kernels (native/cuda) and their conformance tests. Building

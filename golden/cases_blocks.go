@@ -136,7 +136,7 @@ func init() {
 					Description: "llama.cpp quantize_row_mxfp4_ref, log2 " + l2 + ", out-of-range exponent cast as on " + cast})
 			}
 		}
-		for _, s := range []string{"cpu", "cuda"} {
+		for _, s := range []string{"cpu", "arm64", "cuda"} {
 			addCase(Case{Name: fmt.Sprintf("q8_1.%s.%s", in, s), Family: "q8_1", Op: "ggml.q8_1.quantize",
 				Params: ops.Params{"s": s}, Inputs: in,
 				Description: "llama.cpp block_q8_1, s as computed by the " + s + " path"})
@@ -167,7 +167,7 @@ func init() {
 			return ops.Tensors{"x": tensor.FromF32([]int{len(x)}, x)}, nil
 		},
 	})
-	for _, s := range []string{"cpu", "cuda"} {
+	for _, s := range []string{"cpu", "arm64", "cuda"} {
 		addCase(Case{Name: "q8_1.ties." + s, Family: "q8_1", Op: "ggml.q8_1.quantize",
 			Params: ops.Params{"s": s}, Inputs: "q8_1.ties",
 			Description: "llama.cpp block_q8_1 on exact x/d ties, s as computed by the " + s + " path"})

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -117,10 +116,11 @@ func loadSet(dir string) (*golden.Set, error) {
 	if dir == "" {
 		return golden.Default()
 	}
-	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-		return nil, fmt.Errorf("golden set directory %s: not a directory", dir)
+	fsys, err := openDir(dir)
+	if err != nil {
+		return nil, err
 	}
-	return golden.Load(os.DirFS(dir))
+	return golden.Load(fsys)
 }
 
 // printCertifyTable prints the per-op summary and every failure; it

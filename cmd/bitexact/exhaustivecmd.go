@@ -88,7 +88,11 @@ func runExhaustive(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if *digests != "" {
 		dir := *digests
 		committed = func(conv string) (*exhaustive.Digest, error) {
-			return exhaustive.Read(os.DirFS(dir), exhaustive.FileName(conv), conv)
+			fsys, err := openDir(dir)
+			if err != nil {
+				return nil, err
+			}
+			return exhaustive.Read(fsys, exhaustive.FileName(conv), conv)
 		}
 	}
 	if *chunksFlag != "" {

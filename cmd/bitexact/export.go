@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"strings"
 	"text/tabwriter"
 
@@ -36,10 +35,11 @@ func goldenFS(dir string) (*golden.Set, fs.FS, error) {
 	if dir == "" {
 		fsys = golden.DataFS()
 	} else {
-		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-			return nil, nil, fmt.Errorf("golden set directory %s: not a directory", dir)
+		d, err := openDir(dir)
+		if err != nil {
+			return nil, nil, err
 		}
-		fsys = os.DirFS(dir)
+		fsys = d
 	}
 	set, err := golden.Load(fsys)
 	return set, fsys, err

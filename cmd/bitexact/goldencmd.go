@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"time"
 
 	"github.com/bitexact/bitexact/golden"
@@ -105,10 +104,11 @@ difference.`, stderr)
 	fsys := golden.DataFS()
 	where := "the embedded set"
 	if *dir != "" {
-		if st, err := os.Stat(*dir); err != nil || !st.IsDir() {
-			return usageError(stderr, "golden verify", "%s is not a directory", *dir)
+		d, err := openDir(*dir)
+		if err != nil {
+			return usageError(stderr, "golden verify", "%v", err)
 		}
-		fsys, where = os.DirFS(*dir), *dir
+		fsys, where = d, *dir
 	}
 	es, closeEngines, err := openEngines(ctx, *engine)
 	if err != nil {

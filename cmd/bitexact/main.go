@@ -15,6 +15,8 @@
 //	export      export a vendor suite's inputs for a kernel harness
 //	verify-cert re-check a certificate
 //	keygen      make an ed25519 key pair for signing certificates
+//	record      record a real implementation's outputs against the profiles
+//	ecosystem   write docs/ecosystem.md from the records
 //
 // Exit status: 0 success or full conformance, 1 a mismatch, 2 bad usage or
 // bad input.
@@ -55,6 +57,8 @@ func commands() []command {
 		{"export", "export a vendor suite's inputs and description for a kernel harness", runExport},
 		{"verify-cert", "re-check a certificate against the golden set and its results", runVerifyCert},
 		{"keygen", "make an ed25519 key pair for signing certificates", runKeygen},
+		{"record", "record a real implementation's outputs against the profiles", runRecord},
+		{"ecosystem", "write the conformance matrix of the recorded implementations", runEcosystem},
 		{"serve", "serve the browser demo (the reference wasm module in a web page)", runServe},
 		{"site", "write the browser demo as static files for any static host", runSite},
 	}

@@ -27,7 +27,21 @@ var profileDocs = map[string]string{
 	"e2m1.encode/cutlass":             "NaN sign kept (-NaN -> -6): cutlass float_e2m1_t",
 	"e2m1.encode/ml_dtypes":           "NaN -> -0 / +0 (ml_dtypes float4_e2m1fn)",
 	"e2m1.encode/ties-away":           "ties away from zero (microxcaling round=nearest)",
-	"e2m1.encode/ties-toward-zero":    "ties toward zero, -0 cleared, NaN and Inf -> 0 (llama.cpp best_index_mxfp4)",
+	"e2m1.encode/ties-toward-zero":    "ties toward zero, -0 cleared, NaN and Inf -> 0 (the rule of ggml best_index_mxfp4 in exact arithmetic)",
+	"e2m1.encode/ggml":                "ggml best_index_mxfp4 as compiled: float32 errors, first index wins; huge inputs -> smaller codes, from 2^28 code 0",
+	"fp8.encode/ml_dtypes":            "E5M2 without saturation, every NaN -> 0x7e with its sign (ml_dtypes float8_e5m2)",
+	"bf16.encode/rne":                 "NaN keeps sign and top payload bits, quieted (ggml fp32_to_bf16)",
+	"bf16.encode/canonical-nan":       "every NaN -> 0x7FFF (CUDA __float2bfloat16_rn, cvt.rn.bf16.f32)",
+	"bf16.encode/sign-nan":            "NaN keeps its sign, payload dropped: sign | 0x7FC0 (Eigen bfloat16, ml_dtypes)",
+	"bf16.encode/torch-cpu":           "every NaN -> 0xFFFF (torch CPU bfloat16)",
+	"bf16.encode/satfinite":           "overflow and Inf saturate to the largest finite bf16 (cvt.rn.satfinite.bf16.f32)",
+	"fp16.encode/rne":                 "NaN keeps sign and top payload bits, quieted (torch CPU float16)",
+	"fp16.encode/canonical-nan":       "every NaN -> 0x7FFF (CUDA __float2half_rn, cvt.rn.f16.f32)",
+	"fp16.encode/sign-nan":            "NaN keeps its sign, payload dropped: sign | 0x7E00 (ggml fp32_to_fp16, Eigen half)",
+	"fp16.encode/numpy":               "signalling NaN not quieted, payload truncated (numpy astype(float16))",
+	"fp16.encode/satfinite":           "overflow and Inf saturate to 65504 (cvt.rn.satfinite.f16.f32)",
+	"ggml.q8_1.quantize/cpu":          "quantize_row_q8_1_ref, x86-64 build: out-of-range casts give 0, 0*Inf gives a negative NaN",
+	"ggml.q8_1.quantize/arm64":        "quantize_row_q8_1_ref, arm64 build: saturating casts, 0*Inf gives a positive NaN",
 	"fp8.encode/satfinite":            "saturation to the largest finite value, NaN -> +NaN (cvt.rn.satfinite)",
 	"fp8.encode/nosat":                "no saturation: overflow and Inf -> NaN (E4M3) or Inf (E5M2), NaN sign kept (torch .to(float8))",
 	"e8m0.encode/rz":                  "round toward zero (floor of log2), saturating (cvt.rz.satfinite.ue8m0x2)",
@@ -419,7 +433,7 @@ func nvfp4Run(t Task, r nvfp4.Recipe) (ops.Tensors, bool, error) {
 func mxfp4Alternatives() []Alternative {
 	var alts []Alternative
 	for _, mode := range []string{"floor", "ceil", "even", "rceil"} {
-		for _, p := range []string{"nvidia", "sw-sm121", "ml_dtypes", "ties-away", "ties-toward-zero"} {
+		for _, p := range []string{"nvidia", "sw-sm121", "ml_dtypes", "ties-away", "ties-toward-zero", "ggml"} {
 			mode, p := mode, p
 			alts = append(alts, Alternative{Class: fmt.Sprintf("mxfp4:mode=%s,profile=%s", mode, p),
 				Doc: fmt.Sprintf("E8M0 scale mode %s with E2M1 elements as profile %s", mode, p),

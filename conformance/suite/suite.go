@@ -82,9 +82,9 @@ func Specs() []Spec {
 		{Name: "gemv-sparse-fp4", Op: "gemv.sparse_fp4", ProfileKeys: []string{"schedule", "scale_decode"}, Defaults: map[string]string{"scale_decode": "e4m3fn"},
 			Doc: "2:4-sparse NVFP4 MoE GEMV; the schedule is the declared float summation order"},
 		{Name: "bf16", Op: "bf16.encode", ProfileKeys: []string{"profile"}, Defaults: map[string]string{"profile": "rne"},
-			Doc: "float32 -> bfloat16, round to nearest even; NaN profiles rne (payload kept) and canonical-nan (0x7FFF)"},
+			Doc: "float32 -> bfloat16, round to nearest even; NaN and overflow profiles rne (payload kept), canonical-nan (0x7FFF), sign-nan (sign | 0x7FC0), torch-cpu (0xFFFF), satfinite (overflow to max finite)"},
 		{Name: "fp16", Op: "fp16.encode", ProfileKeys: []string{"profile"}, Defaults: map[string]string{"profile": "rne"},
-			Doc: "float32 -> IEEE binary16, round to nearest even; NaN profiles rne (payload kept) and canonical-nan (0x7FFF)"},
+			Doc: "float32 -> IEEE binary16, round to nearest even; NaN and overflow profiles rne (payload kept), canonical-nan (0x7FFF), sign-nan (sign | 0x7E00), numpy (payload kept, not quieted), satfinite (overflow to max finite)"},
 	}
 }
 

@@ -134,3 +134,35 @@ func problem(err error) string {
 	}
 	return err.Error()
 }
+
+// DirFS is an fs.FS over the directory dir whose ReadFile (which
+// fs.ReadFile prefers) reads as ReadFileIn does: regular files only, no
+// symbolic link out of dir, never blocking on a named pipe, at most limit
+// bytes per file. Open and ReadDir go through os.Root, so they stay inside
+// dir too. It is how a golden set or digest directory named on the
+// command line is read: such a directory is as untrusted as a results
+// folder.
+func DirFS(dir string, limit int64) (fs.FS, error) {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, &Error{Path: dir, Problem: problem(err), Err: err}
+	}
+	return dirFS{root: root, fsys: root.FS(), limit: limit}, nil
+}
+
+type dirFS struct {
+	root  *os.Root
+	fsys  fs.FS
+	limit int64
+}
+
+func (d dirFS) Open(name string) (fs.File, error) { return d.fsys.Open(name) }
+
+func (d dirFS) ReadDir(name string) ([]fs.DirEntry, error) { return fs.ReadDir(d.fsys, name) }
+
+func (d dirFS) ReadFile(name string) ([]byte, error) {
+	if !fs.ValidPath(name) {
+		return nil, &fs.PathError{Op: "readfile", Path: name, Err: fs.ErrInvalid}
+	}
+	return ReadFileIn(d.root, name, d.limit)
+}

@@ -17,7 +17,9 @@ import (
 const NaN uint8 = 0xFF
 
 // Decode returns 2^(c-127) exactly; code 0 is the float32 subnormal 2^-127
-// and 0xFF is a quiet NaN (0x7fc00000).
+// and 0xFF is a quiet NaN (0x7fc00000), as OCP MX v1.0 defines it. ggml's
+// ggml_e8m0_to_fp32 differs on 0xFF, which it decodes to +Inf (modelled by
+// refimpl/ggml.E8M0ToFP32 and recorded from ggml's build).
 func Decode(c uint8) float32 {
 	switch c {
 	case NaN:

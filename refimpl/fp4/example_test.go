@@ -43,7 +43,7 @@ func ExampleLookup() {
 	fmt.Println(err)
 	// Output:
 	// ml_dtypes ties-to-even <nil>
-	// fp4: unknown profile "rne" (known: [nvidia sw-sm121 ml_dtypes cutlass ties-away ties-toward-zero])
+	// fp4: unknown profile "rne" (known: [nvidia sw-sm121 ml_dtypes cutlass ties-away ties-toward-zero ggml])
 }
 
 func ExamplePack() {

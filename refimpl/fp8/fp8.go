@@ -110,7 +110,18 @@ type Profile struct {
 	// NaNKeepsSign makes a negative NaN encode as 0xff; otherwise every NaN
 	// encodes as the positive canonical NaN 0x7f.
 	NaNKeepsSign bool
+	// NaNQuiet, with NaNKeepsSign, makes every NaN the format's quiet NaN
+	// with no payload beyond the quiet bit, of the NaN's sign: 0x7e | sign
+	// for E5M2 (E4M3 has the single NaN 0x7f).
+	NaNQuiet bool
+	// Formats limits the profile to one format ("e5m2"); empty means
+	// every format. An implementation measured to differ from another
+	// profile in one format only gets a profile of that format only.
+	Formats string
 }
+
+// Has reports whether the profile is defined for the named format.
+func (p Profile) Has(format string) bool { return p.Formats == "" || p.Formats == format }
 
 // The encoding profiles.
 var (
@@ -122,20 +133,32 @@ var (
 		Source:   "PTX ISA cvt.rn.satfinite.{e4m3x2,e5m2x2}.f32, measured on H100 (CUDA 13.0)",
 		Saturate: true,
 	}
-	// NoSat is torch 2.11 eager .to(float8_e4m3fn / float8_e5m2): overflow
-	// and ±Inf become NaN (E4M3) or Inf (E5M2) keeping the sign; a NaN
-	// becomes 0x7f with its sign. ml_dtypes 0.6 agrees on every input except
-	// E5M2 NaNs, where it keeps the top two payload bits (the quiet NaN
-	// 0x7fc00000 gives 0x7e): that case follows torch here.
+	// NoSat is torch 2.11 .to(float8_e4m3fn / float8_e5m2), on the CPU and
+	// on CUDA: overflow and ±Inf become NaN (E4M3) or Inf (E5M2) keeping
+	// the sign; a NaN becomes 0x7f with its sign. ml_dtypes 0.6.0's
+	// float8_e4m3fn is this profile too; its float8_e5m2 is not (MLDtypes).
 	NoSat = Profile{
-		Name:         "nosat",
-		Source:       "torch 2.11 eager c10 Float8_e4m3fn.h / Float8_e5m2.h (ran on H100 host); ml_dtypes 0.6.0 (ran) except E5M2 NaN payloads",
+		Name: "nosat",
+		Source: "torch 2.11 CPU and CUDA x.to(torch.float8_e4m3fn / float8_e5m2) (run, all 2^32 inputs); " +
+			"ml_dtypes 0.6.0 float8_e4m3fn (run)",
 		NaNKeepsSign: true,
+	}
+	// MLDtypes is ml_dtypes 0.6.0 float8_e5m2: NoSat, except that every
+	// NaN, whatever its payload, becomes the quiet NaN 0x7e of its sign
+	// (float8.h converts through the quiet NaN of the format; run over all
+	// 2^32 inputs from the C++ headers and from Python).
+	MLDtypes = Profile{
+		Name:         "ml_dtypes",
+		Source:       "jax-ml/ml_dtypes ml_dtypes/include/float8.h float8_e5m2 (ml_dtypes 0.6.0, run): NaN -> 0x7e | sign",
+		NaNKeepsSign: true,
+		NaNQuiet:     true,
+		Formats:      "e5m2",
 	}
 )
 
-// Profiles lists the known profiles.
-func Profiles() []Profile { return []Profile{Satfinite, NoSat} }
+// Profiles lists the known profiles; a profile need not hold for every
+// format (Profile.Has).
+func Profiles() []Profile { return []Profile{Satfinite, NoSat, MLDtypes} }
 
 // LookupProfile returns the profile with the given name.
 func LookupProfile(name string) (Profile, error) {
@@ -144,12 +167,20 @@ func LookupProfile(name string) (Profile, error) {
 			return p, nil
 		}
 	}
-	return Profile{}, fmt.Errorf("fp8: unknown profile %q (known: satfinite, nosat)", name)
+	return Profile{}, fmt.Errorf("fp8: unknown profile %q (known: satfinite, nosat, ml_dtypes)", name)
 }
 
 // Encode rounds x to the nearest value of f, ties to even, and applies p
 // to overflow, infinities and NaN. -0 encodes as 0x80.
 func (f Format) Encode(x float32, p Profile) uint8 {
+	if p.NaNQuiet && x != x {
+		// The quiet NaN: exponent all ones, the top mantissa bit.
+		q := uint8(1<<(f.ExpBits+f.ManBits) - 1<<(f.ManBits-1))
+		if !f.HasInf {
+			q = 0x7f
+		}
+		return uint8(math.Float32bits(x)>>24)&0x80 | q
+	}
 	return encode(math.Float32bits(x), f.ExpBits, f.ManBits, f.Bias, f.HasInf, p.Saturate, p.NaNKeepsSign)
 }
 

@@ -35,6 +35,19 @@ func E8M0ToFP32Half(e uint8) float32 {
 	return math.Float32frombits(uint32(e-1) << 23)
 }
 
+// E8M0ToFP32 is ggml_e8m0_to_fp32 (src/ggml-impl.h): 2^(e-127) built
+// from bits, code 0 the subnormal 2^-127. Its NaN branch is commented out
+// in ggml ("we don't need to handle NaNs"), so code 0xFF gives 0x7F800000,
+// +Inf, where the E8M0 reference decode (e8m0.Decode) gives NaN.
+// Recorded for all 256 codes from ggml compiled unmodified
+// (conformance/harness/ggml/records/e8m0-decode.*.json).
+func E8M0ToFP32(e uint8) float32 {
+	if e == 0 {
+		return math.Float32frombits(0x00400000)
+	}
+	return math.Float32frombits(uint32(e) << 23)
+}
+
 // canonNaN is the NaN every NaN result is replaced by, so that Go and wasm
 // agree bit for bit.
 var canonNaN = math.Float32frombits(0x7FC00000)

@@ -45,24 +45,48 @@ func AppendQ8_1(dst []byte, bs []Q8_1Block) []byte {
 	return dst
 }
 
-// Q8_1Profile names one of ggml's two q8_1 quantizers. They differ in the
-// amax fold, in how q is computed and in what s holds.
+// Q8_1Profile names one of ggml's q8_1 quantizers: the C reference as a
+// real build compiles it (x86-64, arm64) or the CUDA kernel. They differ
+// in the amax fold, in how q is computed, in what s holds and, between
+// the C builds, in float -> int8_t casts and the sign of a NaN that
+// arithmetic creates.
 type Q8_1Profile struct {
 	Name, Source string
 	CUDA         bool
+	// arm64: saturating casts and positive default NaN (the arm64
+	// build); otherwise x86-64's.
+	arm64 bool
 }
 
-// Q8_1CPU is quantize_row_q8_1_ref (ggml/src/ggml-quants.c), x86-64 build:
+// Q8_1CPU is quantize_row_q8_1_ref (ggml src/ggml-quants.c) as gcc -O3
+// compiles it for x86-64:
 //
 //	amax = fold of MAX(amax, fabsf(v)) from 0, MAX(a,b) = a > b ? a : b
 //	       (a NaN v makes amax NaN; the next element replaces it)
 //	d    = float32(amax / 127);  id = d != 0 ? float32(1/d) : 0
-//	q[j] = (int8_t)roundf(float32(x[j] * id))   (x86-64 cvttss2si: NaN and
-//	       out-of-int32-range give 0, otherwise the low byte)
+//	q[j] = (int8_t)roundf(float32(x[j] * id))   (cvttss2si: NaN and
+//	       out-of-int32-range give 0x80000000, stored as its low byte 0)
 //	D    = fp16(d);  S = fp16(float32(sum of q[j]) * d)
+//
+// where fp16 is ggml_compute_fp32_to_fp16 (a NaN keeps its sign, drops
+// its payload: half.SignNaN). A NaN propagates with its sign (amax's is
+// positive: fabsf cleared it); one that arithmetic creates is x86's
+// default NaN, negative: a block holding +-Inf has d = Inf, every q 0 and
+// S = fp16(0 * Inf) = 0xFE00. Recorded on the golden inputs
+// (conformance/harness/ggml/records/q8_1.x86-64).
 var Q8_1CPU = Q8_1Profile{
 	Name:   "cpu",
-	Source: "ggml-org/llama.cpp: ggml/src/ggml-quants.c quantize_row_q8_1_ref",
+	Source: "ggml-org/ggml src/ggml-quants.c quantize_row_q8_1_ref, x86-64 build (gcc -O3, run)",
+}
+
+// Q8_1ARM64 is the same C function compiled for arm64 (gcc -O3, run under
+// qemu): float -> int8_t is fcvtzs to int32 (saturating, NaN -> 0) and
+// the low byte, so +overflow gives -1 (0x7FFFFFFF) and -overflow 0; the
+// default NaN is positive, so S = fp16(0 * Inf) = 0x7E00.
+var Q8_1ARM64 = Q8_1Profile{
+	Name:   "arm64",
+	Source: "ggml-org/ggml src/ggml-quants.c quantize_row_q8_1_ref, arm64 build (aarch64-linux-gnu-gcc -O3, run under qemu-aarch64)",
+	arm64:  true,
 }
 
 // Q8_1CUDA is the quantize_q8_1 kernel (ggml/src/ggml-cuda/quantize.cu):
@@ -89,15 +113,18 @@ var Q8_1CUDA = Q8_1Profile{
 	CUDA:   true,
 }
 
-// LookupQ8_1Profile maps "cpu" and "cuda".
+// Q8_1Profiles lists the q8_1 profiles: cpu (the x86-64 build), arm64,
+// cuda.
+func Q8_1Profiles() []Q8_1Profile { return []Q8_1Profile{Q8_1CPU, Q8_1ARM64, Q8_1CUDA} }
+
+// LookupQ8_1Profile maps "cpu", "arm64" and "cuda".
 func LookupQ8_1Profile(name string) (Q8_1Profile, error) {
-	switch name {
-	case Q8_1CPU.Name:
-		return Q8_1CPU, nil
-	case Q8_1CUDA.Name:
-		return Q8_1CUDA, nil
+	for _, p := range Q8_1Profiles() {
+		if p.Name == name {
+			return p, nil
+		}
 	}
-	return Q8_1Profile{}, fmt.Errorf("ggml: unknown q8_1 profile %q (known: cpu, cuda)", name)
+	return Q8_1Profile{}, fmt.Errorf("ggml: unknown q8_1 profile %q (known: cpu, arm64, cuda)", name)
 }
 
 // roundf is C roundf: half away from zero.
@@ -141,35 +168,76 @@ func QuantizeQ8_1(x []float32, p Q8_1Profile) ([]Q8_1Block, error) {
 		if p.CUDA {
 			bs[i] = q81CUDA(xs)
 		} else {
-			bs[i] = q81CPU(xs)
+			bs[i] = q81CPU(xs, p.arm64)
 		}
 	}
 	return bs, nil
 }
 
-func q81CPU(xs []float32) Q8_1Block {
+// q81CPU is quantize_row_q8_1_ref for one block. NaN bits are set
+// explicitly, never taken from Go arithmetic (which under GOARCH=wasm may
+// give either sign): only a NaN's sign reaches the output, through
+// half.SignNaN.
+func q81CPU(xs []float32, arm64 bool) Q8_1Block {
 	var b Q8_1Block
 	var amax float32
 	for _, v := range xs {
-		a := float32(math.Abs(float64(v)))
+		a := abs32(v)
 		if !(amax > a) {
 			amax = a
 		}
 	}
-	d := amax / 127
+	d := canonF(amax / 127) // a NaN amax is positive, and so is d
 	var id float32
 	if d != 0 {
-		id = 1 / d
+		id = canonF(1 / d)
 	}
-	b.D = half.EncodeFP16(canonF(d))
+	b.D = half.SignNaN.EncodeFP16(d)
 	sum := 0
 	for j, v := range xs {
-		q := castI8X86(roundf(canonF(v * id)))
+		r := roundf(canonF(v * id))
+		q := castI8X86(r)
+		if arm64 {
+			q = castI8ARM64(r)
+		}
 		b.Qs[j] = q
 		sum += int(q)
 	}
-	b.S = half.EncodeFP16(canonF(float32(sum) * d))
+	var sd float32
+	switch {
+	case d != d:
+		sd = canonNaN // propagated from d: positive
+	case sum == 0 && math.IsInf(float64(d), 0):
+		sd = defaultNaN(arm64) // 0 * Inf creates a NaN
+	default:
+		sd = float32(sum) * d
+	}
+	b.S = half.SignNaN.EncodeFP16(sd)
 	return b
+}
+
+// defaultNaN is the NaN an invalid operation creates: x86's is negative
+// (0xFFC00000), arm64's positive (0x7FC00000).
+func defaultNaN(arm64 bool) float32 {
+	if arm64 {
+		return math.Float32frombits(0x7FC00000)
+	}
+	return math.Float32frombits(0xFFC00000)
+}
+
+// castI8ARM64 is the arm64 C conversion (int8_t)v of an integer-valued v:
+// fcvtzs to int32, saturating (NaN -> 0), then the low byte.
+func castI8ARM64(v float32) int8 {
+	f := float64(v)
+	switch {
+	case f != f:
+		return 0
+	case f >= 1<<31:
+		return -1 // low byte of 0x7FFFFFFF
+	case f < -(1 << 31):
+		return 0 // low byte of 0x80000000
+	}
+	return int8(int32(f))
 }
 
 func q81CUDA(xs []float32) Q8_1Block {

@@ -38,3 +38,6 @@ func EncodeFP16(x float32) uint16 { return float16.Fromfloat32(x).Bits() }
 // DecodeFP16 returns the exact float32 value of a binary16; a NaN keeps its
 // sign and payload and is made quiet.
 func DecodeFP16(h uint16) float32 { return float16.Frombits(h).Float32() }
+
+func float32bits(x float32) uint32     { return math.Float32bits(x) }
+func float32frombits(b uint32) float32 { return math.Float32frombits(b) }

@@ -1,6 +1,8 @@
 package ops
 
 import (
+	"fmt"
+
 	"github.com/bitexact/bitexact/refimpl/fp8"
 	"github.com/bitexact/bitexact/refimpl/tensor"
 )
@@ -11,7 +13,7 @@ func init() {
 		Doc:  "float32 -> FP8 codes, nearest even, overflow/Inf/NaN per profile",
 		Params: map[string]string{
 			"format":  "e4m3 | e5m2 (required)",
-			"profile": "satfinite | nosat (required)",
+			"profile": "satfinite | nosat | ml_dtypes (e5m2 only) (required)",
 		},
 		Inputs:  []string{"x"},
 		Outputs: []string{"codes"},
@@ -31,6 +33,9 @@ func init() {
 			prof, err := fp8.LookupProfile(profileName)
 			if err != nil {
 				return nil, err
+			}
+			if !prof.Has(f.Name) {
+				return nil, fmt.Errorf("fp8.encode: profile %s is defined for %s only", prof.Name, prof.Formats)
 			}
 			return encodeCodes(in["x"], f.Name, f.Name+"/"+prof.Name, func(x float32) uint8 { return f.Encode(x, prof) })
 		},

@@ -31,7 +31,7 @@ func init() {
 		Name: "ggml.q8_1.quantize",
 		Doc:  "llama.cpp block_q8_1 quantization: x [n*32] to blocks [n,36] (fp16 d, fp16 s, int8 qs[32])",
 		Params: map[string]string{
-			"s": "cpu (default: quantize_row_q8_1_ref, s = fp16(d*sum q)) or cuda (quantize_q8_1 kernel, s = fp16(sum x))",
+			"s": "cpu (default: quantize_row_q8_1_ref, x86-64 build, s = fp16(d*sum q)), arm64 (the same on arm64: saturating casts, positive default NaN) or cuda (quantize_q8_1 kernel, s = fp16(sum x))",
 		},
 		Inputs:  []string{"x"},
 		Outputs: []string{"blocks"},

@@ -1,6 +1,8 @@
 package ops
 
 import (
+	"fmt"
+
 	"github.com/bitexact/bitexact/refimpl/half"
 	"github.com/bitexact/bitexact/refimpl/tensor"
 )
@@ -16,9 +18,10 @@ func init() {
 		{"fp16", tensor.F16, half.Profile.EncodeFP16, half.DecodeFP16},
 	} {
 		register(Op{
-			Name:    h.family + ".encode",
-			Doc:     "float32 -> " + string(h.dtype) + ", nearest even, overflow to Inf; NaN per profile (rne: quiet, sign and payload kept; canonical-nan: 0x7FFF)",
-			Params:  map[string]string{"profile": "rne (default) | canonical-nan"},
+			Name: h.family + ".encode",
+			Doc: "float32 -> " + string(h.dtype) + ", nearest even, overflow to Inf (satfinite: to max finite); NaN per profile " +
+				"(rne: quiet, sign and payload kept; canonical-nan: 0x7FFF; sign-nan: sign | quiet NaN; torch-cpu, bf16: 0xFFFF; numpy, fp16: payload kept unquieted)",
+			Params:  map[string]string{"profile": "rne (default) | canonical-nan | sign-nan | satfinite | torch-cpu (bf16) | numpy (fp16)"},
 			Inputs:  []string{"x"},
 			Outputs: []string{"y"},
 			Run: func(p Params, in Tensors) (Tensors, error) {
@@ -29,6 +32,9 @@ func init() {
 				prof, err := half.LookupProfile(p.Get("profile", half.RNE.Name))
 				if err != nil {
 					return nil, err
+				}
+				if !prof.Has(h.family) {
+					return nil, fmt.Errorf("%s.encode: profile %s is defined for %s only", h.family, prof.Name, prof.Formats)
 				}
 				v := x.F32()
 				b := make([]uint16, len(v))

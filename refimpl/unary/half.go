@@ -2,7 +2,6 @@ package unary
 
 import (
 	"encoding/binary"
-	"math"
 
 	"github.com/bitexact/bitexact/refimpl/half"
 )
@@ -15,12 +14,12 @@ import (
 // TestExhaustiveNative on all 2^32 inputs against digests committed before
 // these bodies existed).
 
-func encodeBF16Range(canonicalNaN bool, start uint32, out []byte) {
+func encodeBF16Range(p half.Profile, start uint32, out []byte) {
 	i := 0
 	for ; i+16 <= len(out); i += 16 {
 		b := start + uint32(i/2)
 		o := out[i : i+16 : i+16]
-		if b&0x7fffffff <= 0x7f800000-7 {
+		if b&0x7fffffff <= bf16Fast(p) {
 			// No NaN among the eight (and one sign): no branch per code,
 			// which under GOARCH=wasm costs a dispatch.
 			binary.LittleEndian.PutUint64(o[:8], uint64(bf16Number(b))|uint64(bf16Number(b+1))<<16|
@@ -30,23 +29,23 @@ func encodeBF16Range(canonicalNaN bool, start uint32, out []byte) {
 			continue
 		}
 		for k := range 8 {
-			v := bf16(canonicalNaN, b+uint32(k))
+			v := bf16(p, b+uint32(k))
 			o[2*k], o[2*k+1] = byte(v), byte(v>>8)
 		}
 	}
 	for ; i+1 < len(out); i += 2 {
-		v := bf16(canonicalNaN, start+uint32(i/2))
+		v := bf16(p, start+uint32(i/2))
 		out[i], out[i+1] = byte(v), byte(v>>8)
 	}
 }
 
-func encodeFP16Range(canonicalNaN bool, start uint32, out []byte) {
+func encodeFP16Range(p half.Profile, start uint32, out []byte) {
 	i := 0
 	for ; i+16 <= len(out); i += 16 {
 		b := start + uint32(i/2)
 		o := out[i : i+16 : i+16]
 		switch a := b & 0x7fffffff; {
-		case a-fp16MinNormal < fp16Overflow-fp16MinNormal-7:
+		case a-fp16MinNormal < fp16Fast(p)-fp16MinNormal-7:
 			// All eight in the binary16 normal range (and of one sign).
 			binary.LittleEndian.PutUint64(o[:8], uint64(fp16Normal(b))|uint64(fp16Normal(b+1))<<16|
 				uint64(fp16Normal(b+2))<<32|uint64(fp16Normal(b+3))<<48)
@@ -55,10 +54,13 @@ func encodeFP16Range(canonicalNaN bool, start uint32, out []byte) {
 			continue
 		case a <= fp16Zero-8, a-fp16Overflow <= 0x7f800000-fp16Overflow-7:
 			// All eight round to a signed zero, or all eight to a signed
-			// infinity (none a NaN): one code, and most of the float32
-			// range is here.
+			// infinity (none a NaN; the largest finite value under
+			// satfinite): one code, and most of the float32 range is here.
 			var v uint64 = uint64(b>>16) & 0x8000
-			if a >= fp16Overflow {
+			switch {
+			case a >= fp16Overflow && p.Satfinite:
+				v |= 0x7bff
+			case a >= fp16Overflow:
 				v |= 0x7c00
 			}
 			v *= 0x0001_0001_0001_0001
@@ -67,14 +69,34 @@ func encodeFP16Range(canonicalNaN bool, start uint32, out []byte) {
 			continue
 		}
 		for k := range 8 {
-			v := fp16(canonicalNaN, b+uint32(k))
+			v := fp16(p, b+uint32(k))
 			o[2*k], o[2*k+1] = byte(v), byte(v>>8)
 		}
 	}
 	for ; i+1 < len(out); i += 2 {
-		v := fp16(canonicalNaN, start+uint32(i/2))
+		v := fp16(p, start+uint32(i/2))
 		out[i], out[i+1] = byte(v), byte(v>>8)
 	}
+}
+
+// bf16Fast is the largest magnitude (bits) whose run of eight, from it
+// up, bf16Number encodes as profile p does: no NaN among them and, under
+// satfinite, none that rounds to infinity (from 0x7f7f8000 on).
+func bf16Fast(p half.Profile) uint32 {
+	if p.Satfinite {
+		return 0x7f7f8000 - 8
+	}
+	return 0x7f800000 - 7
+}
+
+// fp16Fast is the magnitude (bits) below which fp16Normal encodes as
+// profile p does: 2^16, or 65520 under satfinite (from there the
+// rounding carries into infinity, which satfinite replaces).
+func fp16Fast(p half.Profile) uint32 {
+	if p.Satfinite {
+		return 0x477ff000
+	}
+	return fp16Overflow
 }
 
 // bf16Number is half.EncodeBF16 of a pattern that is not a NaN: adding
@@ -83,12 +105,7 @@ func encodeFP16Range(canonicalNaN bool, start uint32, out []byte) {
 func bf16Number(b uint32) uint16 { return uint16((b + 0x7fff + b>>16&1) >> 16) }
 
 // bf16 is half.Profile.EncodeBF16 on a bit pattern.
-func bf16(canonicalNaN bool, b uint32) uint16 {
-	if canonicalNaN && b&0x7fffffff > 0x7f800000 {
-		return 0x7FFF
-	}
-	return half.EncodeBF16(math.Float32frombits(b))
-}
+func bf16(p half.Profile, b uint32) uint16 { return p.BF16Bits(b) }
 
 // The float32 magnitudes (bits) where binary16 normals start (2^-14) and
 // where rounding gives infinity however the dropped bits fall (2^16).
@@ -109,18 +126,25 @@ func fp16Normal(b uint32) uint16 {
 	return uint16(b>>16&0x8000 | (a-0x38000000+0xfff+a>>13&1)>>13)
 }
 
-// fp16 is half.Profile.EncodeFP16 on a bit pattern: the rounding of
-// github.com/x448/float16's Fromfloat32 (which half.EncodeFP16 calls, and
-// which does not inline), case for case.
-func fp16(canonicalNaN bool, b uint32) uint16 {
+// fp16 is half.Profile.EncodeFP16 on a bit pattern: for a number, the
+// rounding of github.com/x448/float16's Fromfloat32 (which
+// half.EncodeFP16 calls, and which does not inline), case for case.
+func fp16(p half.Profile, b uint32) uint16 {
+	if b&0x7fffffff > 0x7f800000 {
+		return p.FP16Bits(b) // NaN: the profile's rule
+	}
+	v := fp16Number(b)
+	if p.Satfinite && v&0x7fff == 0x7c00 {
+		v = v&0x8000 | 0x7bff
+	}
+	return v
+}
+
+// fp16Number is fp16 of a pattern that is not a NaN, profile aside.
+func fp16Number(b uint32) uint16 {
 	sign := uint16(b>>16) & 0x8000
 	a := b & 0x7fffffff
 	switch {
-	case a > 0x7f800000: // NaN: quiet bit set, top 10 payload bits kept
-		if canonicalNaN {
-			return 0x7FFF
-		}
-		return sign | 0x7e00 | uint16(a>>13)&0x3ff
 	case a >= fp16Overflow: // including infinity
 		return sign | 0x7c00
 	case a >= fp16MinNormal:

@@ -1,0 +1,83 @@
+package bitexacttest_test
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/bitexact/bitexact/bitexacttest"
+	"github.com/bitexact/bitexact/refimpl/fp8"
+	"github.com/bitexact/bitexact/refimpl/ops"
+)
+
+// A failing check names the first differing inputs, decoded field by
+// field, and the bug class. This encoder keeps the sign of a negative NaN.
+func ExampleReport() {
+	enc := func(x float32) uint8 {
+		if x != x && math.Signbit(float64(x)) {
+			return 0xf
+		}
+		return encodeE2M1(x)
+	}
+	r, err := bitexacttest.CheckUnary("e2m1/nvidia", enc, bitexacttest.Sampled(0))
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(r.Conforms)
+	fmt.Println(r.First[0])
+	fmt.Println(r.Diagnosis.Classes[0].Class)
+	// Output:
+	// false
+	// x = NaN (0xff800001): want 0x07 = 6 [s=0 e=11 m=1], got 0x0f = -6 [s=1 e=11 m=1]
+	// profile:cutlass
+}
+
+// A batch kernel, such as a GPU launch, gets up to 2^20 inputs per call
+// and writes one code per input (one byte each for codes up to 8 bits).
+//
+//	func TestE4M3Kernel(t *testing.T) {
+//		bitexacttest.UnaryBatch(t, "e4m3/satfinite", launch)
+//	}
+func ExampleUnaryBatch() {
+	launch := func(in []float32, out []byte) error {
+		for i, x := range in { // stands for a kernel launch
+			out[i] = fp8.E4M3.Encode(x, fp8.Satfinite)
+		}
+		return nil
+	}
+	r, err := bitexacttest.CheckUnaryBatch("e4m3/satfinite", launch, bitexacttest.Sampled(0))
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(r.Verdict())
+	// Output:
+	// e4m3/satfinite: CONFORMS on 1066516 inputs (sampled: 17940 golden inputs and 1048576 random inputs, seed 0xb17e7ac7)
+}
+
+// A block op: the kernel reads the task's inputs by name and fills the
+// outputs the task expects. In a _test.go file:
+//
+//	func TestNVFP4(t *testing.T) {
+//		bitexacttest.Suite(t, "nvfp4", "recipe=canonical", quantize)
+//	}
+//
+// Here the reference itself stands for the kernel.
+func ExampleSuite() {
+	quantize := func(in bitexacttest.Inputs) (bitexacttest.Outputs, error) {
+		res, err := ops.Run("nvfp4.quantize", in.Params(), ops.Tensors{"x": in.Tensor("x")})
+		if err != nil {
+			return bitexacttest.Outputs{}, err
+		}
+		out := in.Outputs()
+		for _, name := range out.Names() { // packed, scales, global
+			out.Set(name, res[name])
+		}
+		return out, nil
+	}
+	r, err := bitexacttest.CheckSuite("nvfp4", "recipe=canonical", quantize)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(r.Subject, r.Conforms)
+	// Output:
+	// nvfp4 recipe=canonical,swizzle=0 true
+}
