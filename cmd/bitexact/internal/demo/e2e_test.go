@@ -74,7 +74,8 @@ func TestBrowser(t *testing.T) {
 	t.Run("long value", func(t *testing.T) { testLongValue(t, b, 1240) })
 	t.Run("url round trip", func(t *testing.T) { testURL(t, b, srv.URL) })
 
-	// The README's pictures (docs/demo-*.png): each view on a telling input,
+	// The pictures of the README and docs/rationale/demo.md (docs/demo-*.png):
+	// each view on a telling input,
 	// on a desktop and on a 400 px phone.
 	setViews(t, b)
 	for _, v := range []string{"value", "block", "awq", "sp"} {
