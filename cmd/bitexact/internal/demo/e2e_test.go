@@ -75,8 +75,7 @@ func TestBrowser(t *testing.T) {
 	t.Run("url round trip", func(t *testing.T) { testURL(t, b, srv.URL) })
 
 	// The pictures of the README and docs/rationale/demo.md (docs/demo-*.png):
-	// each view on a telling input,
-	// on a desktop and on a 400 px phone.
+	// each view on a telling input, on a desktop and on a 400 px phone.
 	setViews(t, b)
 	for _, v := range []string{"value", "block", "awq", "sp"} {
 		shot(t, b, v, filepath.Join(art, "demo-"+v+".png"), 860)
