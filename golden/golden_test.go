@@ -23,8 +23,8 @@ func TestCatalogConsistent(t *testing.T) {
 	}
 }
 
-// The E2M1 edge inputs hold every midpoint named in
-// shared/research/formats.md (0.25, 0.75, 1.25, 1.75, 2.5, 3.5, 5) and the
+// The E2M1 edge inputs hold every midpoint between E2M1 values
+// (docs/rationale/fp4.md: 0.25, 0.75, 1.25, 1.75, 2.5, 3.5, 5) and the
 // classes every profile must be tested on.
 func TestEdgesE2M1(t *testing.T) {
 	c, err := unary.Lookup("e2m1/nvidia")

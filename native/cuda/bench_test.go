@@ -117,7 +117,7 @@ func BenchmarkCopy(b *testing.B) {
 // float32 inputs (4 bytes read, 1 byte written per element), launched as
 // the engine launches it (UnaryGrid). torch's .to(float8_*) on the same
 // size is conformance/harness/torch/bandwidth.py; run both in one device
-// session to compare (docs/rationale/cuda.md).
+// run to compare (docs/rationale/cuda.md).
 func BenchmarkUnary(b *testing.B) {
 	d := device(b)
 	ctx := context.Background()
@@ -292,9 +292,8 @@ func BenchmarkSparse24(b *testing.B) {
 // active of 512 experts; and one 4096x11776 matrix) and the MXFP4 x Q8_1
 // GEMV (K=4096, N=11776), counting the bytes the kernels read: weights,
 // metadata, scales, activations, and for the sparse split-K the partials
-// the reducing blocks read back (their writes are not reads; counting
-// them too, as this benchmark did until 2026-11-24, raised x_read by
-// 6.6%). Each runs twice: l2warm launches on the same weights every
+// the reducing blocks read back once (their writes are not reads, so
+// they are not counted). Each runs twice: l2warm launches on the same weights every
 // time (4.5 to 26 MB: they stay in the 50 MB L2 between launches), dram
 // cycles through rotation() copies of the weights (for the MoE case,
 // through disjoint sets of 10 experts) so that they come from DRAM, as

@@ -44,7 +44,7 @@ var Modules = []Module{
 	{Name: "mxfp4", Arch: "compute_89", MinCC: 89, MaxCC: 999,
 		Doc: "MXFP4 quantize (OCP MX v1.0), E8M0 scale modes floor/ceil/even/rceil, E2M1 nvidia elements"},
 	{Name: "awq", Arch: "compute_89", MinCC: 89, MaxCC: 999,
-		Doc: "AWQ W4 quantize + pack, FORGE seed kernel: refimpl/awq Forge quantizer, vLLM AWQ layout"},
+		Doc: "AWQ W4 quantize + pack (the FORGE pack spec's fused kernel): refimpl/awq Forge quantizer, vLLM AWQ layout"},
 	{Name: "sparse24", Arch: "compute_89", MinCC: 89, MaxCC: 999,
 		Doc: "2:4 compress, v7 sparse FP4 GEMV and its partial reduction"},
 	{Name: "gemv_mxfp4", Arch: "compute_89", MinCC: 89, MaxCC: 999,

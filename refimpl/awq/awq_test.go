@@ -38,7 +38,7 @@ func TestForgeGroups(t *testing.T) {
 		{"absmax 7: s = 1, ties to even on the quotient",
 			[]float32{7, -7, 3.5, 2.5, -2.5, 0.5, -0.5, 1.5},
 			0x3C00, []uint8{15, 1, 12, 10, 6, 8, 8, 10},
-			"seed §2.5 scale = absmax/7; §2.6 q = round(w/scale); rne: 3.5->4, 2.5->2, 0.5->0, 1.5->2"},
+			"FORGE spec §2.5 scale = absmax/7; §2.6 q = round(w/scale); rne: 3.5->4, 2.5->2, 0.5->0, 1.5->2"},
 		{"absmax 1: s = fp16(1/7) = 0x3092",
 			[]float32{1, -1, 0.5, 0.25, 0, 0, 0, 0},
 			0x3092, []uint8{15, 1, 12, 10, 8, 8, 8, 8},
@@ -221,7 +221,7 @@ func TestAWQNibbleMap(t *testing.T) {
 			t.Errorf("column %d: words %#08x shape %v, want [0 %#08x] [2 1]", c, got, shape, want[c])
 		}
 	}
-	// Seed §2.7: bits 0-3 q0, 4-7 q2, 8-11 q4, 12-15 q6, 16-19 q1, ...
+	// FORGE spec §2.7: bits 0-3 q0, 4-7 q2, 8-11 q4, 12-15 q6, 16-19 q1, ...
 	got, _, _ := AWQ.PackWeight([]uint8{0, 1, 2, 3, 4, 5, 6, 7}, 1, 8)
 	if uint32(got[0]) != 0x75316420 {
 		t.Errorf("columns 0..7 = 0..7 pack to %#08x, want 0x75316420", uint32(got[0]))

@@ -11,7 +11,7 @@ import (
 type Scheme int
 
 const (
-	// SymmetricF32 is the FORGE seed quantizer: absmax per group, float32
+	// SymmetricF32 is the FORGE spec's quantizer: absmax per group, float32
 	// arithmetic, signed q in [-8, 7] stored as u = q + 8 with z = 8.
 	SymmetricF32 Scheme = iota + 1
 	// AsymmetricF16 is AutoAWQ's zero-point quantizer, each operation
@@ -51,8 +51,9 @@ type Quantizer struct {
 
 // The quantizers.
 var (
-	// Forge (canonical) is the FORGE W4 seed spec (shared/seeds/
-	// forge-awq-pack-spec.md §2.5-2.6): per (group, column)
+	// Forge (canonical) is the quantizer of the "4BIT FORGE" W4 packing spec
+	// (§2.5-2.6; an unpublished spec, written out in
+	// docs/rationale/awq-sparse24.md): per (group, column)
 	//
 	//	s = fp16(float32(absmax) / 7)              one RN to float32, one RN to fp16
 	//	q = clamp(rne(float32(w) / float32(s)), -8, 7)
@@ -64,7 +65,7 @@ var (
 	// half to even). A group whose stored scale is zero (absmax = 0, or
 	// absmax <= 3*2^-24 so that absmax/7 rounds to fp16 zero) stores s = +0
 	// (0x0000) and q = 0 everywhere (u = 8). Non-finite weights are an
-	// error. The seed's "q & 0xF, two's complement" storage does not
+	// error. The spec's "q & 0xF, two's complement" storage does not
 	// dequantize correctly through vLLM's (u - z) * s; u = q + 8 with z = 8
 	// does, and is the uint4b8 convention of Marlin and compressed-tensors.
 	Forge = Quantizer{Name: "forge", Scheme: SymmetricF32,

@@ -18,10 +18,10 @@ func bits(u uint32) float32 { return math.Float32frombits(u) }
 // Columns of want, in Profiles() order. Where each column's rule comes
 // from (see also the Profile docs and docs/rationale/fp4.md):
 //
-//	nvidia           CUDA 13.0 cuda_fp4.hpp fallback, run on H100 (shared/research/formats.md)
-//	sw-sm121         dgx-vllm _sw_float_to_e2m1 (shared/seeds/software-e2m1-sm121.md), read
-//	ml_dtypes        ml_dtypes 0.6.0 float4_e2m1fn, run (shared/research/formats.md)
-//	cutlass          cutlass float_e2m1_t host convert, read (shared/research/formats.md)
+//	nvidia           CUDA 13.0 cuda_fp4.hpp host fallback, run on H100
+//	sw-sm121         Avarok-Cybersecurity/dgx-vllm patch_nvfp4_utils_sw_e2m1.py _sw_float_to_e2m1, read
+//	ml_dtypes        ml_dtypes 0.6.0 float4_e2m1fn (ml_dtypes/include/mxfloat.h), run
+//	cutlass          NVIDIA/cutlass float_e2m1_t host convert (include/cutlass/exmy_base.h), read
 //	ties-away        microxcaling _round_mantissa "nearest" = sign*floor(|x|+0.5), read
 //	ties-toward-zero llama.cpp best_index_mxfp4 (strict <, index order), read
 var columns = [6]string{"nvidia", "sw-sm121", "ml_dtypes", "cutlass", "ties-away", "ties-toward-zero"}

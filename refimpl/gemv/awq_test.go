@@ -8,8 +8,8 @@ import (
 
 func TestAWQHand(t *testing.T) {
 	// IC=8, OC=8, G=8. Every nibble 9 except column 3, 12: AWQ packs column
-	// n at nibble (n%2)*4 + (n%8)/2 (order_map [0,2,4,6,1,3,5,7], see
-	// shared/research/awq-and-24.md), so column 3 is nibble 5, bits 20-23.
+	// n at nibble (n%2)*4 + (n%8)/2 (order_map [0,2,4,6,1,3,5,7] in AutoAWQ
+	// 88e4c76 awq/modules/linear/gemm.py), so column 3 is nibble 5, bits 20-23.
 	// Zeros all 8, scales 0.5: w = (9-8)*0.5 = 0.5, column 3 (12-8)*0.5 = 2.
 	row := int32(-0x66366667) // 0x99C99999
 	if uint32(row) != 0x99C99999 {

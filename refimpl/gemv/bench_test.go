@@ -7,7 +7,7 @@ import (
 	"github.com/bitexact/bitexact/refimpl/half"
 )
 
-// The seed's down projection: K=2048, N=512, 10 active experts of 16.
+// The down projection of dgx-vllm's sparse FP4 MoE benchmark: K=2048, N=512, 10 active experts of 16.
 func BenchmarkSparseFP4(b *testing.B) {
 	in := randomSparse(rand.New(rand.NewSource(1)), 16, 2048, 512, 10, 16)
 	b.SetBytes(int64(10 * 2048 * 512 * 3 / 8))

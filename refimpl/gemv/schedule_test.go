@@ -28,7 +28,7 @@ func TestScheduleRoundTrip(t *testing.T) {
 }
 
 func TestScheduleSpec(t *testing.T) {
-	// The spec string of the seed's schedule, written out by hand.
+	// The spec string of dgx-vllm v7's schedule, written out by hand.
 	const want = "chunk=64,lanes=0,group=8,fma=1,acc=fp32,partial=fp16,reduce=strided4,out=fp16"
 	if got := SparseV7.String(); got != want {
 		t.Errorf("SparseV7 = %q, want %q", got, want)

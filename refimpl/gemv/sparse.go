@@ -37,8 +37,8 @@ type SparseFP4 struct {
 	// Scales is [E, K/ScaleK, N] E4M3 block scales, one per ScaleK K
 	// elements.
 	Scales []uint8
-	// ScaleK is the K length of a scale block: 16 for NVFP4 (the seed's
-	// production layout), 8 in the seed's benchmark variant.
+	// ScaleK is the K length of a scale block: 16 for NVFP4 (dgx-vllm's
+	// production layout), 8 in its benchmark variant.
 	ScaleK int
 	// Global is [E], the per-expert float32 global scale.
 	Global []float32

@@ -121,7 +121,7 @@ func TestSparseFP4Fusion(t *testing.T) {
 	}{
 		{"fused", mustLookup(t, strings.Replace(spec, "%d", "1", 1)), float32(math.Ldexp(1, -33))},
 		{"unfused", mustLookup(t, strings.Replace(spec, "%d", "0", 1)), 0},
-		// The seed's schedule stores the tile in fp16: 2^-33 underflows to 0.
+		// dgx-vllm v7's schedule stores the tile in fp16: 2^-33 underflows to 0.
 		{"sparse-v7", SparseV7, 0},
 		{"sparse-v7-seq", SparseV7Seq, 0},
 		// Group 4 puts the two products in separate groups of one scale

@@ -51,7 +51,8 @@ func checkENK(E, N, K int) error {
 //	comp[n][t] = v(i0) | v(i1)<<4          group t = 4t..4t+3, [N][K/4]
 //	meta[n][p] = m(2p) | m(2p+1)<<4        m(t) = i0 | i1<<2,  [N][K/8]
 //
-// (shared/seeds/sparse-fp4-24-gemv-gb10.md), transposed per expert to
+// (the layout of Avarok-Cybersecurity/dgx-vllm sparse_fp4_kernel/; see
+// docs/rationale/awq-sparse24.md), transposed per expert to
 // [K/4][N] and [K/8][N] in the Transposed layout. K must be a multiple
 // of 8.
 func Compress(codes []uint8, E, N, K int, rule TieRule, layout Layout) (comp, meta []uint8, err error) {

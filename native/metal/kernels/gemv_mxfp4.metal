@@ -1,7 +1,7 @@
 // MXFP4 x Q8_1 GEMV (refimpl gemv.mxfp4_q8_1: llama.cpp block_mxfp4
-// weights, block_q8_1 activations) in the SIMD K-split style of the Metal
-// MoE seed (shared/seeds/metal-moe-fp4-gemv.md, after llama.cpp's
-// ggml-metal kernel_mul_mv_mxfp4_f32): lane l of a SIMD group takes
+// weights, block_q8_1 activations) in the SIMD K-split style of llama.cpp's
+// ggml-metal kernel_mul_mv_mxfp4_f32 (ggml-org/ggml d99724f
+// src/ggml-metal/ggml-metal.metal): lane l of a SIMD group takes
 // ix = l/2 (a 32-element block, 16 blocks per pass) and it = l%2 (a half of
 // it), the E2M1 table (as llama.cpp's kvalues_mxfp4, twice the E2M1 value)
 // lives in threadgroup memory, the E8M0 scale is applied once per half

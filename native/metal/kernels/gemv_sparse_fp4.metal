@@ -1,6 +1,7 @@
 // 2:4-sparse NVFP4 MoE GEMV (refimpl gemv.sparse_fp4) over the dgx-vllm v7
-// transposed layout, written in the SIMD K-split style of the Metal MoE
-// seed (shared/seeds/metal-moe-fp4-gemv.md): the 32 lanes of a SIMD group
+// transposed layout, written in the SIMD K-split style of llama.cpp's
+// ggml-metal kernel_mul_mv_mxfp4_f32 (ggml-org/ggml d99724f
+// src/ggml-metal/ggml-metal.metal): the 32 lanes of a SIMD group
 // split K, the E2M1 table lives in threadgroup memory, and simd_sum
 // combines the lanes.
 //

@@ -6,7 +6,7 @@
 //
 // row-major [E][N][K/4] and [E][N][K/8], or transposed per expert to
 // [E][K/4][N] and [E][K/8][N] (the dgx-vllm v7 layout,
-// shared/seeds/sparse-fp4-24-gemv-gb10.md).
+// Avarok-Cybersecurity/dgx-vllm sparse_fp4_kernel/).
 //
 // Tie rules (refimpl/sparse24 TieRule, as data): the two values of highest
 // rank are kept, a later position replacing an earlier one only when its

@@ -75,8 +75,8 @@ func TestBrowser(t *testing.T) {
 	t.Run("url round trip", func(t *testing.T) { testURL(t, b, srv.URL) })
 	t.Run("ecosystem", func(t *testing.T) { testEcosystem(t, b, srv.URL) })
 
-	// The README's pictures (docs/demo-*.png): each view on a telling input,
-	// on a desktop and on a 400 px phone.
+	// The pictures of the README and docs/rationale/demo.md (docs/demo-*.png):
+	// each view on a telling input, on a desktop and on a 400 px phone.
 	setViews(t, b)
 	for _, v := range []string{"value", "block", "awq", "sp", "ecosystem"} {
 		shot(t, b, v, filepath.Join(art, "demo-"+v+".png"), shotHeight(v, 860))
