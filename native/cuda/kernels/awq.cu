@@ -1,5 +1,6 @@
-// AWQ W4 quantize + pack, the FORGE seed kernel (shared/seeds/
-// forge-awq-pack-spec.md), to refimpl/awq's Forge quantizer and AWQ layout.
+// AWQ W4 quantize + pack, the fused kernel of the FORGE pack spec (an
+// unpublished spec, written out in docs/rationale/awq-sparse24.md), to
+// refimpl/awq's Forge quantizer and AWQ layout.
 //
 // Contract (the reference's recipe, bit for bit):
 //
@@ -21,7 +22,7 @@
 // native/cuda/proofs/awq_quantize.c checks the arithmetic of 2 to 4
 // exhaustively on the CPU (no mismatch).
 //
-// Tiling (the seed's "warp per quantization group"): w is [IC, OC]
+// Tiling (the spec's "warp per quantization group"): w is [IC, OC]
 // row-major, so a group runs down each column. A warp takes one group and
 // a 32-column slice: lane l owns the 8 columns of chunk l % 4 (one 16-byte
 // load per row) and the rows k = l / 4, l / 4 + 8, ... of the group, so
@@ -111,14 +112,11 @@
 //    u_j <= 15: lo = columns 0,2,4,6 at nibbles 0..3, hi = columns 1,3,5,7,
 //    word = lo + (hi << 16) - 0xFB000000 (checked for all 2^32 words).
 //
-// Speed (H100, 8192x8192 fp16, group 128; fraction of a 1 GiB
-// device-to-device copy's bandwidth): the previous kernel (integer
-// __vmaxu2 max-abs, __fdiv_rn scale, __frcp_rn and a tie fix-up per
-// element, rint, clamp and shift/or packing) 88.4 us (0.63); this one
-// 62.4 us (0.90) on memset data, 64.0 us (0.88) on random data, outputs
-// bit-identical to the previous kernel's on random and edge data over
-// groups 8 to 1000 and odd shapes (a standalone harness on the device),
-// and on every golden case.
+// Why no divisions: a correctly rounded division per element (with a
+// __frcp_rn and a tie fix-up) left the kernel issue-bound at 0.63 of a
+// device-to-device copy's bandwidth on an H100 (8192x8192 fp16, group
+// 128); the form above reaches 0.88-0.90 (docs/rationale/cuda.md has the
+// current figures and the alternatives measured).
 #include "common.cuh"
 #include <cuda_fp16.h>
 

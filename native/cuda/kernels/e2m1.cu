@@ -12,8 +12,8 @@
 //   e2m1_sw_sm121*: the software E2M1 of the dgx-vllm SM121 patch, kept as
 //     a third-party kernel under certification. Its function body below is
 //     the published one unchanged (Avarok-Cybersecurity/dgx-vllm,
-//     patch_nvfp4_utils_sw_e2m1.py, _sw_float_to_e2m1; quoted in
-//     shared/seeds/software-e2m1-sm121.md); only the `__CUDA_ARCH__ == 1210`
+//     patch_nvfp4_utils_sw_e2m1.py, _sw_float_to_e2m1; described in "How We
+//     Made vLLM 32x Faster on NVIDIA's Newest Consumer GPU"); only the `__CUDA_ARCH__ == 1210`
 //     guard around it is dropped so that it builds for compute_89. It
 //     conforms to the `sw-sm121` profile and differs from `nvidia` on
 //     exactly the inputs with the sign bit set and a NaN exponent/mantissa

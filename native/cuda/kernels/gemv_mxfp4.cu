@@ -1,5 +1,5 @@
 // llama.cpp MXFP4 x Q8_1 GEMV with __dp4a (ggml-cuda mmvq.cu driving
-// vecdotq.cuh vec_dot_mxfp4_q8_1; shared/seeds/llamacpp-mxfp4-dp4a-gemv.md),
+// vecdotq.cuh vec_dot_mxfp4_q8_1, ggml-org/ggml d99724f src/ggml-cuda/),
 // to refimpl/gemv MXFP4Q81GEMV under the schedule the kernel declares
 // (native/cuda/gemv.go): MMVQ when fused, MMVQNoFMA otherwise. Also the
 // two llama.cpp quantizers feeding it: block_q8_1 (activations) and
@@ -134,8 +134,8 @@ __device__ __forceinline__ void mmvq_stage_act(const u8 *__restrict__ act, u64 c
 // mmvq_prefetch_l2 asks L2 for every 128-byte line holding a byte of
 // w[start, end), the block's rows (contiguous), one prefetch per line
 // spread over the block's threads, each address inside the range, so that
-// the later rounds' loads find their bytes in L2. (Measured on the
-// previous kernel: weights from DRAM 21.0 -> 18.8 us.)
+// the later rounds' loads find their bytes in L2 (from DRAM, about 10%
+// off the GEMV's time; docs/rationale/cuda.md).
 __device__ __forceinline__ void mmvq_prefetch_l2(const u8 *w, u64 start, u64 end) {
   for (u64 o = (start & ~127ull) + 128ull * threadIdx.x; o < end; o += 128ull * blockDim.x)
     asm volatile("prefetch.global.L2 [%0];" ::"l"(w + (o < start ? start : o)));

@@ -23,9 +23,9 @@
 // ... in order; then acc0 + acc1 + acc2 + acc3 in order; width 1 is a
 // sequential sum), the result rounded to fp16.
 //
-// Speed notes. None changes a rounding: the float schedule above is the
-// seed's, operation for operation.
-//  - The seed reduced the partials with a separate .sum(0); here the last
+// Speed notes. None changes a rounding: the float schedule above is
+// dgx-vllm v7's, operation for operation.
+//  - dgx-vllm reduces the partials with a separate .sum(0); here the last
 //    block of each column range does it (a per-range arrival counter, reset
 //    by that block), saving a launch and a pass over the partials.
 //  - No table is read from constant memory, which serialises a warp whose
@@ -492,7 +492,7 @@ __device__ __forceinline__ void v7_load(u32 (&c)[16], u32 (&m)[8], u32 (&s)[8], 
 // reaches an output (the adds and the fma return the canonical NaN). The
 // sign reaches bit 31 by a shift (none for j = 3), which the compiler
 // merges with the shift that formed S: fewer instructions than a PRMT
-// sign-replicate per product (4096 x 11776 from DRAM 16.9 -> 16.2 us).
+// sign-replicate per product (about 4% off 4096 x 11776 from DRAM).
 __device__ __forceinline__ float v7_product(const char *G, u32 X, u32 S, int j) {
   const float v = *reinterpret_cast<const float *>(G + byte_of(X, j));
   return __uint_as_float(__float_as_uint(v) ^ ((S << (24 - 8 * j)) & 0x80000000u));
@@ -502,16 +502,14 @@ __device__ __forceinline__ float v7_product(const char *G, u32 X, u32 S, int j) 
 // column. tab is the tile's product table, P[g][q][i] (byte offset 128 g
 // + 16 q + 4 i) = e2m1(q) * a[4g + i] for the 8 non-negative codes q;
 // sc_tab[s] = lut[s] * g. The 4 kept products of an 8-K step are added in
-// the seed's order, p = P0, then p = P + p: the same value as fma(e, a,
+// dgx-vllm v7's order, p = P0, then p = P + p: the same value as fma(e, a,
 // p), the product being exact, so one chain serves both fused settings.
 // The 32 words of a group's table fill the 32 shared-memory banks once, so
 // a warp's lookups never conflict; a table of all 16 codes (64 words)
 // cost random weights 2.1 wavefronts per lookup (Nsight Compute), paid
-// for by the sign's shift and LOP3. Measured on an H100 from DRAM, random
-// / constant weight bytes: 4096 x 11776 at 3 tiles per block 18.2 / 16.2
-// -> 16.7 / 16.6 us (with the PRMT sign); the MoE step at 1 tile per
-// block 8.4 / 7.6 -> 8.0 / 8.0 us (with the shift; constant bytes make
-// every lookup a broadcast, so only they lose).
+// for by the sign's shift and LOP3 (constant benchmark bytes make every
+// lookup a broadcast and hide the conflicts; docs/rationale/cuda.md has
+// the figures for both).
 template <bool FUSED, bool SK16>
 __device__ __forceinline__ void v7_tile(const u32 (&c)[16], const u32 (&m)[8], const u32 (&s)[8],
                                         const float *tab, const float *sc_tab, float (&acc)[4]) {
@@ -702,8 +700,7 @@ __device__ __forceinline__ void v7_body(float *sh_tab, float *sh_sc, u32 *sh_fla
   // barrier makes them precede it, as in cooperative groups' grid sync)
   // and its acquire orders the reducer's loads after the other blocks'
   // releases (the block's other threads through the second barrier). One
-  // fence.acq_rel instead of a __threadfence (fence.sc) in every thread
-  // (4096 x 11776 from DRAM: 15.6 -> 15.5 us).
+  // fence.acq_rel instead of a __threadfence (fence.sc) in every thread.
   __syncthreads();
   u32 *counter = counters + a * gridDim.x + blockIdx.x;
   if (tid == 0) {
