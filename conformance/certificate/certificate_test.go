@@ -120,7 +120,7 @@ func TestProfileNotOnEveryTask(t *testing.T) {
 	}
 	ref := wasmReference(t)
 	digest := wasm.ModuleDigest()
-	in := Input{Suite: s, Set: set, ReferenceWasm: digest, Backend: "results", Implementation: "x", Claimed: claim, Outputs: out, Reference: ref}
+	in := Input{Suite: s, Set: set, GoldenSHA256: ReleasedGoldenSHA256(), ReferenceWasm: digest, Backend: "results", Implementation: "x", Claimed: claim, Outputs: out, Reference: ref}
 	c, err := Build(in)
 	if err != nil {
 		t.Fatal(err)
@@ -134,7 +134,7 @@ func TestProfileNotOnEveryTask(t *testing.T) {
 		m.Elements != 128*1024+128*64 || e.Result != "pass" || e.Expected != ExpectedGolden {
 		t.Errorf("conforms=%v valid=%v (%s) cases %+v: %s", c.Conforms, c.Valid, c.InvalidReason, byTask, c.Verdict)
 	}
-	if err := Verify(c, Context{Set: set, ReferenceWasm: digest}); err != nil {
+	if err := Verify(c, Context{Set: set, GoldenSHA256: ReleasedGoldenSHA256(), ReferenceWasm: digest}); err != nil {
 		t.Errorf("verify: %v", err)
 	}
 
@@ -189,7 +189,7 @@ func TestVerifyRefusesUnchecked(t *testing.T) {
 		out[tk.Name], _ = ops.Run("mxfp4.quantize", ops.Params{"mode": "floor", "profile": "ties-away"}, in)
 	}
 	digest := wasm.ModuleDigest()
-	c0, err := Build(Input{Suite: s, Set: set, ReferenceWasm: digest, Backend: "results", Implementation: "x",
+	c0, err := Build(Input{Suite: s, Set: set, GoldenSHA256: ReleasedGoldenSHA256(), ReferenceWasm: digest, Backend: "results", Implementation: "x",
 		Claimed: "mode=floor,profile=ties-away", Outputs: out, Reference: wasmReference(t)})
 	if err != nil {
 		t.Fatal(err)
@@ -237,7 +237,7 @@ func TestVerifyRefusesUnchecked(t *testing.T) {
 			if err := c.seal(); err != nil {
 				t.Fatal(err)
 			}
-			err = Verify(c, Context{Set: set, ReferenceWasm: digest})
+			err = Verify(c, Context{Set: set, GoldenSHA256: ReleasedGoldenSHA256(), ReferenceWasm: digest})
 			var ve *VerifyError
 			if !errors.As(err, &ve) || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("Verify = %v, want a rejection containing %q", err, tc.want)

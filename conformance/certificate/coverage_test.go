@@ -45,6 +45,10 @@ func TestEveryTaskChecked(t *testing.T) {
 	}
 	ref := wasmReference(t)
 	digest := wasm.ModuleDigest()
+	md, err := suite.ManifestDigest(golden.DataFS())
+	if err != nil {
+		t.Fatal(err)
+	}
 	pairs, computed := 0, 0
 	for _, name := range suite.Names() {
 		s, err := suite.Resolve(set, name)
@@ -86,7 +90,7 @@ func TestEveryTaskChecked(t *testing.T) {
 						t.Fatalf("profile %s cannot be computed for task %s: %v", p, tk.Name, err)
 					}
 				}
-				in := Input{Suite: s, Set: set, ReferenceWasm: digest, Backend: "results", Implementation: "walk",
+				in := Input{Suite: s, Set: set, GoldenSHA256: md, ReferenceWasm: digest, Backend: "results", Implementation: "walk",
 					Claimed: p, Outputs: exact, Reference: ref}
 				c, err := BuildContext(ctx, in)
 				if err != nil {
@@ -110,7 +114,7 @@ func TestEveryTaskChecked(t *testing.T) {
 						t.Errorf("profile verdict %+v: not every task counted", pv)
 					}
 				}
-				if err := Verify(c, Context{Set: set, ReferenceWasm: digest}); err != nil {
+				if err := Verify(c, Context{Set: set, GoldenSHA256: md, ReferenceWasm: digest}); err != nil {
 					t.Errorf("verify: %v", err)
 				}
 
