@@ -18,7 +18,18 @@ import (
 	"strings"
 
 	"github.com/bitexact/bitexact/golden"
+	"github.com/bitexact/bitexact/refimpl/gemv"
 )
+
+// parseSchedule accepts a GEMV schedule spec string (every key of
+// gemv.Schedule.String, well formed).
+func parseSchedule(v string) error {
+	if !strings.Contains(v, "=") {
+		return fmt.Errorf("%q is neither a named schedule of the suite nor a spec string (chunk=..,lanes=..,group=..,fma=0|1,acc=..,partial=..,reduce=..,out=..)", v)
+	}
+	_, err := gemv.Parse(v)
+	return err
+}
 
 // Spec declares a suite: the op and the parameters that select a profile.
 type Spec struct {
@@ -37,7 +48,16 @@ type Spec struct {
 	// Defaults fill profile keys that a case leaves out (the op's own
 	// defaults), so that every profile has a full name.
 	Defaults map[string]string
-	Doc      string
+	// SpecKey, when set, is a profile key whose value may be any spec
+	// string the reference accepts (a GEMV schedule
+	// "chunk=..,lanes=..,...,out=.."), not only the values the golden
+	// cases name: a profile spelled with such a value is a valid claim,
+	// and certify computes its expected outputs through the reference.
+	SpecKey string
+	// ParseSpec checks a SpecKey value that no golden case names; nil
+	// accepts none.
+	ParseSpec func(string) error
+	Doc       string
 }
 
 // Specs lists the vendor suites.
@@ -89,11 +109,11 @@ func Specs() []Spec {
 			Doc: "NVFP4 block scales [M,K/16] -> the 128x4 tensor-core layout, zero padded, flattened"},
 		{Name: "nvfp4-unswizzle", Op: "nvfp4.unswizzle",
 			Doc: "the 128x4 swizzled scale layout -> block scales [M,K/16], padding dropped"},
-		{Name: "gemv-mxfp4", Op: "gemv.mxfp4_q8_1", ProfileKeys: []string{"schedule"},
+		{Name: "gemv-mxfp4", Op: "gemv.mxfp4_q8_1", SpecKey: "schedule", ParseSpec: parseSchedule, ProfileKeys: []string{"schedule"},
 			Doc: "llama.cpp MXFP4 x Q8_1 GEMV; the schedule is the declared float summation order"},
-		{Name: "gemv-awq", Op: "gemv.awq", ProfileKeys: []string{"schedule"},
+		{Name: "gemv-awq", Op: "gemv.awq", SpecKey: "schedule", ParseSpec: parseSchedule, ProfileKeys: []string{"schedule"},
 			Doc: "AWQ W4A16 GEMV; the schedule is the declared float summation order"},
-		{Name: "gemv-sparse-fp4", Op: "gemv.sparse_fp4", ProfileKeys: []string{"schedule", "scale_decode"}, Defaults: map[string]string{"scale_decode": "e4m3fn"},
+		{Name: "gemv-sparse-fp4", Op: "gemv.sparse_fp4", SpecKey: "schedule", ParseSpec: parseSchedule, ProfileKeys: []string{"schedule", "scale_decode"}, Defaults: map[string]string{"scale_decode": "e4m3fn"},
 			Doc: "2:4-sparse NVFP4 MoE GEMV; the schedule is the declared float summation order"},
 		{Name: "e2m1-decode", Op: "e2m1.decode",
 			Doc: "E2M1 code (one per byte, low nibble) -> float32"},
