@@ -74,3 +74,23 @@ func TestVendorDecodeAndLayoutSuites(t *testing.T) {
 		})
 	}
 }
+
+// TestExportHelpListsSuites: export --help lists every suite with its
+// inputs, outputs and profiles, the same listing (suite.List) whose
+// Markdown form docs/vendor.md holds (TestVendorDocSuites).
+func TestExportHelpListsSuites(t *testing.T) {
+	set, err := golden.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ls, err := suite.List(set)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, e := expect(t, []string{"export", "-h"}, exitOK, "err", suite.ListText(ls))
+	for _, n := range suite.Names() {
+		if !strings.Contains(e, "\n  "+n+" (") {
+			t.Errorf("export -h does not list suite %s", n)
+		}
+	}
+}
