@@ -47,7 +47,7 @@ func TestUsage(t *testing.T) {
 		{"golden bad sub", []string{"golden", "make"}, exitUsage, "err", `unknown subcommand "make"`},
 		{"golden gen -h", []string{"golden", "gen", "-h"}, exitOK, "err", "Usage: bitexact golden gen"},
 		{"golden verify -h", []string{"golden", "verify", "-h"}, exitOK, "err", "Usage: bitexact golden verify"},
-		{"golden verify bad dir", []string{"golden", "verify", "--dir", "/nonexistent"}, exitUsage, "err", "/nonexistent is not a directory"},
+		{"golden verify bad dir", []string{"golden", "verify", "--dir", "/nonexistent"}, exitUsage, "err", "golden set directory /nonexistent: not a directory"},
 		{"exhaustive -h", []string{"exhaustive", "-h"}, exitOK, "err", "Merkle"},
 		{"exhaustive nothing", []string{"exhaustive"}, exitUsage, "err", "name a conversion"},
 		{"exhaustive unknown", []string{"exhaustive", "--conv", "e2m1/none"}, exitUsage, "err", `unknown conversion "e2m1/none"`},
