@@ -47,7 +47,7 @@ func TestVendorDecodeAndLayoutSuites(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, name := range []string{
-		"e2m1-decode", "fp8-decode", "e4m3-decode", "e5m2-decode", "e8m0-decode",
+		"e2m1-decode", "e2m1-unpack", "awq-unpack", "fp8-decode", "e4m3-decode", "e5m2-decode", "e8m0-decode",
 		"nvfp4-dequantize", "mxfp4-dequantize", "ggml-mxfp4-dequantize", "q8_1-dequantize", "awq-dequantize",
 		"sparse24-select", "sparse24-decompress", "sparse24-reorder", "sparse24-reorder-i32", "sparse24-unreorder",
 		"nvfp4-swizzle", "nvfp4-unswizzle",
