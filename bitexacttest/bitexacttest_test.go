@@ -267,6 +267,41 @@ func TestSuiteComputed(t *testing.T) {
 	}
 }
 
+// A GEMV kernel may be held to any schedule spec string (llama.cpp's CPU
+// ggml_vec_dot_mxfp4_q8_0 order here); a malformed spec is an error.
+func TestSuiteScheduleSpec(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts the wasm reference")
+	}
+	const llamaCPU = "chunk=0,lanes=0,group=32,fma=0,acc=fp32,partial=fp32,reduce=seq,out=fp32"
+	kernel := func(schedule string) func(in bitexacttest.Inputs) (bitexacttest.Outputs, error) {
+		return func(in bitexacttest.Inputs) (bitexacttest.Outputs, error) {
+			res, err := ops.Run("gemv.mxfp4_q8_1", ops.Params{"schedule": schedule}, ops.Tensors{"w": in.Tensor("w"), "act": in.Tensor("act")})
+			if err != nil {
+				return bitexacttest.Outputs{}, err
+			}
+			out := in.Outputs()
+			for n, v := range res {
+				out.Set(n, v)
+			}
+			return out, nil
+		}
+	}
+	r, err := bitexacttest.CheckSuite("gemv-mxfp4", llamaCPU, kernel(llamaCPU))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.Conforms {
+		t.Fatal(r)
+	}
+	if r, err = bitexacttest.CheckSuite("gemv-mxfp4", llamaCPU, kernel("seq")); err != nil || r.Conforms {
+		t.Errorf("the seq order held to the llama.cpp CPU spec: err %v, conforms %v", err, r != nil && r.Conforms)
+	}
+	if _, err := bitexacttest.CheckSuite("gemv-mxfp4", "chunk=0,lanes=0", kernel(llamaCPU)); err == nil || !strings.Contains(err.Error(), "no profile") {
+		t.Errorf("a malformed spec: err %v", err)
+	}
+}
+
 // The sweep over all 2^32 float32 inputs, with a correct and a wrong
 // encoder: about 15 s of CPU each for this encoder, so it runs in make
 // exhaustive (BITEXACT_EXHAUSTIVE=1), not in go test ./....

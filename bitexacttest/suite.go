@@ -28,7 +28,9 @@ import (
 //
 // profile is the profile's name as the suite lists it ("satfinite",
 // "recipe=canonical,swizzle=0") or its keys in any order with the op's
-// defaults left out ("recipe=canonical"). An unknown suite or profile, an
+// defaults left out ("recipe=canonical"); for the GEMV suites it may also
+// be any schedule spec string ("chunk=0,lanes=0,group=32,fma=0,acc=fp32,
+// partial=fp32,reduce=seq,out=fp32"), checked against computed outputs. An unknown suite or profile, an
 // input read under a name or dtype it does not have, and outputs of the
 // wrong name, dtype or shape stop the test with an error saying so;
 // differing outputs fail it with a report (see Report). Of the options,
@@ -115,6 +117,11 @@ func CheckSuite(name, profile string, f func(in Inputs) (Outputs, error), opts .
 // listed, or "key=value" pairs in any order with defaults left out.
 func profileName(s *suite.Suite, p string) (string, error) {
 	if s.HasProfile(p) {
+		return p, nil
+	}
+	// A GEMV schedule spec string, spelled as certify reads it from
+	// results.json (suite.Suite.CheckProfile).
+	if s.SpecKey != "" && s.CheckProfile(p) == nil {
 		return p, nil
 	}
 	bad := func(why string) error {

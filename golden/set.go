@@ -477,3 +477,7 @@ func (s *Set) Case(name string) (CaseFile, bool) {
 	}
 	return CaseFile{}, false
 }
+
+// TensorInfos describes ts as a manifest records a file's tensors (names
+// sorted, with dtypes, logical formats and shapes).
+func TensorInfos(ts ops.Tensors) []TensorInfo { return infos(ts) }

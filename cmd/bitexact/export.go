@@ -28,6 +28,20 @@ Run the kernel on each task, write DIR2/<task>.safetensors and
 DIR2/results.json, then 'bitexact certify --suite SUITE --results DIR2'.
 The formats are documented in docs/vendor.md. --list prints the suites.`
 
+// suiteListHelp lists every suite of the embedded golden set with its
+// inputs, outputs and profiles (the table docs/vendor.md also holds).
+func suiteListHelp() string {
+	set, err := golden.Default()
+	if err != nil {
+		return ""
+	}
+	ls, err := suite.List(set)
+	if err != nil {
+		return ""
+	}
+	return "\n\nSuites (golden " + set.Manifest.Suite + "):\n\n" + suite.ListText(ls)
+}
+
 // goldenFS opens a golden set directory, or the embedded set when dir is
 // empty, returning both the loaded set and its file system (for digests).
 func goldenFS(dir string) (*golden.Set, fs.FS, error) {
@@ -46,7 +60,7 @@ func goldenFS(dir string) (*golden.Set, fs.FS, error) {
 }
 
 func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("export", "export --suite SUITE --out DIR", exportHelp, stderr)
+	fs := newFlags("export", "export --suite SUITE --out DIR", exportHelp+suiteListHelp(), stderr)
 	name := fs.String("suite", "", "suite to export ("+strings.Join(suite.Names(), ", ")+")")
 	out := fs.String("out", "", "output directory")
 	dir := fs.String("dir", "", "golden set directory (default: the embedded set)")

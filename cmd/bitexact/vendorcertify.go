@@ -144,7 +144,9 @@ func runVendorCertify(ctx context.Context, v *vendorFlags, dir string, stdout, s
 	if err != nil {
 		return usageError(stderr, "certify", "%v", err)
 	}
-	r, err := results.Read(v.results, s, &results.Options{AllowPartial: v.tasks != ""})
+	ref := &lazyWasm{}
+	defer ref.Close()
+	r, err := results.Read(v.results, s, &results.Options{AllowPartial: v.tasks != "", ClaimLayout: certificate.ClaimLayout(ctx, s, set, ref)})
 	if err != nil {
 		fmt.Fprintf(stderr, "bitexact certify: results %s: %v\n", v.results, err)
 		return exitUsage
@@ -171,8 +173,6 @@ func runVendorCertify(ctx context.Context, v *vendorFlags, dir string, stdout, s
 			}
 		}
 	}
-	ref := &lazyWasm{}
-	defer ref.Close()
 	c, err := certificate.BuildContext(ctx, certificate.Input{Suite: s, Set: set, GoldenSHA256: md, ReferenceWasm: wasm.ModuleDigest(), Reference: ref,
 		Backend: "results", Implementation: r.Manifest.Implementation, Platform: r.Manifest.Platform, Claimed: r.Manifest.Profile,
 		Outputs: outputs, Files: r.Files, Missing: missing, MaxMismatches: v.maxMismatches})

@@ -328,7 +328,7 @@ func BuildContext(ctx context.Context, in Input) (*Certificate, error) {
 	uncomputable := map[string]map[string]error{} // profile -> task -> why
 	for i := range tds {
 		td := &tds[i]
-		for _, p := range s.Profiles {
+		for _, p := range s.ProfilesWith(in.Claimed) {
 			if _, ok := td.expected[p]; ok || (in.Claimed != "" && p != in.Claimed) {
 				continue
 			}
@@ -399,7 +399,7 @@ func BuildContext(ctx context.Context, in Input) (*Certificate, error) {
 			}
 		}
 	}
-	for _, p := range s.Profiles {
+	for _, p := range s.ProfilesWith(in.Claimed) {
 		pv := Profile{Profile: p, TasksTotal: len(tds), Computed: len(computed[p])}
 		for _, n := range counts[p] {
 			pv.Tasks++

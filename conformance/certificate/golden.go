@@ -1,11 +1,13 @@
 package certificate
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"io/fs"
 	"sync"
 
+	"github.com/bitexact/bitexact/conformance/suite"
 	"github.com/bitexact/bitexact/golden"
 )
 
@@ -39,4 +41,29 @@ func goldenSetOf(manifestSHA256 string) string {
 
 func unreleasedReason(manifestSHA256 string) string {
 	return "golden set manifest SHA-256 " + manifestSHA256 + " is not a released golden set (this build's is " + ReleasedGoldenSHA256() + ")"
+}
+
+// ClaimLayout is the results.Options.ClaimLayout of a certification of
+// suite s: for a spec-string claim (a GEMV schedule no golden case
+// names), the layout of the outputs ref computes for the task from its
+// golden inputs; for a named profile, nil (any profile's layout of the
+// task). A nil ref gives a nil hook.
+func ClaimLayout(ctx context.Context, s *suite.Suite, set *golden.Set, ref golden.Engine) func(suite.Task, string) ([]golden.TensorInfo, error) {
+	if ref == nil {
+		return nil
+	}
+	return func(t suite.Task, claim string) ([]golden.TensorInfo, error) {
+		if s.HasProfile(claim) {
+			return nil, nil
+		}
+		in, err := set.Inputs(t.Cases[t.Profiles[0]])
+		if err != nil {
+			return nil, err
+		}
+		out, err := s.Compute(ctx, ref, t, claim, in)
+		if err != nil {
+			return nil, err
+		}
+		return golden.TensorInfos(out), nil
+	}
 }

@@ -2,6 +2,7 @@ package certificate
 
 import (
 	"bytes"
+	"context"
 	"crypto/ed25519"
 	"encoding/json"
 	"fmt"
@@ -263,7 +264,8 @@ func Verify(c *Certificate, ctx Context) error {
 	if c.Backend != "results" {
 		return reject("backend %s has no results directory to re-check", c.Backend)
 	}
-	r, err := results.Read(ctx.ResultsDir, s, &results.Options{AllowPartial: !c.Valid})
+	r, err := results.Read(ctx.ResultsDir, s, &results.Options{AllowPartial: !c.Valid,
+		ClaimLayout: ClaimLayout(context.Background(), s, ctx.Set, ctx.Reference)})
 	if err != nil {
 		return fmt.Errorf("results %s: %w", ctx.ResultsDir, err) // unreadable: not a verdict on the certificate
 	}

@@ -190,7 +190,7 @@ func FuzzRead(f *testing.F) {
 			if !ok {
 				t.Fatalf("accepted unknown task %q", name)
 			}
-			if err := checkLayout("f", tk, ts, ""); err != nil {
+			if err := checkLayout("f", tk, ts, "", nil); err != nil {
 				t.Fatalf("accepted task %s with a wrong layout: %v", name, err)
 			}
 		}

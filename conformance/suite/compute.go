@@ -29,11 +29,15 @@ func (s *Suite) ProfileParams(p string) (params map[string]string, ok bool) {
 // Params returns the op parameters of task t under profile p: the task's
 // fixed parameters with p's profile parameters. Where the golden set has
 // the pair, they select the same outputs as the case's own parameters;
-// where it does not, they are what Compute runs.
+// where it does not, they are what Compute runs. A spec-string profile
+// (ParseProfile) has no case: its parameters are the ones it spells.
 func (s *Suite) Params(t Task, p string) (ops.Params, error) {
 	pp, ok := s.ProfileParams(p)
 	if !ok {
-		return nil, fmt.Errorf("profile %q is not a profile of suite %s", p, s.Name)
+		var err error
+		if pp, err = s.ParseProfile(p); err != nil {
+			return nil, fmt.Errorf("profile %q is not a profile of suite %s: %v", p, s.Name, err)
+		}
 	}
 	params := ops.Params{}
 	for k, v := range t.Params {

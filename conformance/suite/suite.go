@@ -18,7 +18,18 @@ import (
 	"strings"
 
 	"github.com/bitexact/bitexact/golden"
+	"github.com/bitexact/bitexact/refimpl/gemv"
 )
+
+// parseSchedule accepts a GEMV schedule spec string (every key of
+// gemv.Schedule.String, well formed).
+func parseSchedule(v string) error {
+	if !strings.Contains(v, "=") {
+		return fmt.Errorf("%q is neither a named schedule of the suite nor a spec string (chunk=..,lanes=..,group=..,fma=0|1,acc=..,partial=..,reduce=..,out=..)", v)
+	}
+	_, err := gemv.Parse(v)
+	return err
+}
 
 // Spec declares a suite: the op and the parameters that select a profile.
 type Spec struct {
@@ -37,7 +48,16 @@ type Spec struct {
 	// Defaults fill profile keys that a case leaves out (the op's own
 	// defaults), so that every profile has a full name.
 	Defaults map[string]string
-	Doc      string
+	// SpecKey, when set, is a profile key whose value may be any spec
+	// string the reference accepts (a GEMV schedule
+	// "chunk=..,lanes=..,...,out=.."), not only the values the golden
+	// cases name: a profile spelled with such a value is a valid claim,
+	// and certify computes its expected outputs through the reference.
+	SpecKey string
+	// ParseSpec checks a SpecKey value that no golden case names; nil
+	// accepts none.
+	ParseSpec func(string) error
+	Doc       string
 }
 
 // Specs lists the vendor suites.
@@ -47,6 +67,8 @@ func Specs() []Spec {
 			Doc: "float32 -> E2M1 code (one code per byte, low nibble)"},
 		{Name: "e2m1-pack", Op: "e2m1.pack",
 			Doc: "E2M1 codes -> two codes per byte, element 2i in the low nibble"},
+		{Name: "e2m1-unpack", Op: "e2m1.unpack",
+			Doc: "two E2M1 codes per byte -> one code per byte, element 2i from the low nibble"},
 		{Name: "fp8", Op: "fp8.encode", ProfileKeys: []string{"profile"},
 			Doc: "float32 -> FP8 E4M3 and E5M2 codes (one per byte)"},
 		{Name: "e4m3", Op: "fp8.encode", Filter: map[string]string{"format": "e4m3"}, ProfileKeys: []string{"profile"},
@@ -69,18 +91,52 @@ func Specs() []Spec {
 			Doc: "int4 weights and zero points -> int32 words"},
 		{Name: "awq-pack-ct", Op: "awq.pack", ProfileKeys: []string{"layout"}, Filter: map[string]string{"layout": "compressed-tensors"},
 			Doc: "int4 weights with the implicit zero point 8 -> compressed-tensors int32 words"},
+		{Name: "awq-unpack", Op: "awq.unpack",
+			Doc: "AWQ int32 words and zero points (vLLM GEMM layout, nibble order 0,2,4,6,1,3,5,7) -> int4 weights and zero points, one per byte"},
 		{Name: "awq-quantize", Op: "awq.quantize", ProfileKeys: []string{"quantizer"},
 			Doc: "fp16 weights -> AWQ int4 (vLLM GEMM layout) with fp16 scales"},
 		{Name: "awq-dequantize", Op: "awq.dequantize", ProfileKeys: []string{"kernel"}, Defaults: map[string]string{"kernel": "cuda"},
 			Doc: "AWQ int32 words, zero points and fp16 scales (vLLM GEMM layout) -> fp16 weights; the profile is the kernel's zero sign"},
 		{Name: "sparse24", Op: "sparse24.compress", ProfileKeys: []string{"tie", "layout"},
 			Doc: "2:4 compression of E2M1 codes: kept pairs and 2-bit index metadata"},
-		{Name: "gemv-mxfp4", Op: "gemv.mxfp4_q8_1", ProfileKeys: []string{"schedule"},
+		{Name: "sparse24-select", Op: "sparse24.select", ProfileKeys: []string{"tie"}, Defaults: map[string]string{"tie": "lower-index"},
+			Doc: "2:4 selection of E2M1 codes: kept codes (dropped -> 0) and one i0|i1<<2 index nibble per group of 4; the profile is the tie rule"},
+		{Name: "sparse24-decompress", Op: "sparse24.decompress",
+			Doc: "2:4 kept pairs and index metadata (row-major) -> dense E2M1 codes, 0 where dropped"},
+		{Name: "sparse24-reorder", Op: "sparse24.reorder_meta", Filter: map[string]string{"dtype": "int16"},
+			Doc: "row-major 2:4 metadata -> the CUTLASS reordered int16 layout (torch to_sparse_semi_structured for a 16-bit dense operand)"},
+		{Name: "sparse24-reorder-i32", Op: "sparse24.reorder_meta", Filter: map[string]string{"dtype": "int32"},
+			Doc: "row-major 2:4 metadata -> the CUTLASS reordered int32 layout (int8 dense operand)"},
+		{Name: "sparse24-unreorder", Op: "sparse24.unreorder_meta",
+			Doc: "CUTLASS reordered int16 2:4 metadata -> row-major metadata"},
+		{Name: "nvfp4-swizzle", Op: "nvfp4.swizzle",
+			Doc: "NVFP4 block scales [M,K/16] -> the 128x4 tensor-core layout, zero padded, flattened"},
+		{Name: "nvfp4-unswizzle", Op: "nvfp4.unswizzle",
+			Doc: "the 128x4 swizzled scale layout -> block scales [M,K/16], padding dropped"},
+		{Name: "gemv-mxfp4", Op: "gemv.mxfp4_q8_1", SpecKey: "schedule", ParseSpec: parseSchedule, ProfileKeys: []string{"schedule"},
 			Doc: "llama.cpp MXFP4 x Q8_1 GEMV; the schedule is the declared float summation order"},
-		{Name: "gemv-awq", Op: "gemv.awq", ProfileKeys: []string{"schedule"},
+		{Name: "gemv-awq", Op: "gemv.awq", SpecKey: "schedule", ParseSpec: parseSchedule, ProfileKeys: []string{"schedule"},
 			Doc: "AWQ W4A16 GEMV; the schedule is the declared float summation order"},
-		{Name: "gemv-sparse-fp4", Op: "gemv.sparse_fp4", ProfileKeys: []string{"schedule", "scale_decode"}, Defaults: map[string]string{"scale_decode": "e4m3fn"},
+		{Name: "gemv-sparse-fp4", Op: "gemv.sparse_fp4", SpecKey: "schedule", ParseSpec: parseSchedule, ProfileKeys: []string{"schedule", "scale_decode"}, Defaults: map[string]string{"scale_decode": "e4m3fn"},
 			Doc: "2:4-sparse NVFP4 MoE GEMV; the schedule is the declared float summation order"},
+		{Name: "e2m1-decode", Op: "e2m1.decode",
+			Doc: "E2M1 code (one per byte, low nibble) -> float32"},
+		{Name: "fp8-decode", Op: "fp8.decode",
+			Doc: "FP8 E4M3 and E5M2 codes -> float32 (a task per format)"},
+		{Name: "e4m3-decode", Op: "fp8.decode", Filter: map[string]string{"format": "e4m3"},
+			Doc: "FP8 E4M3 (float8_e4m3fn) code -> float32; 0x7F and 0xFF are NaN"},
+		{Name: "e5m2-decode", Op: "fp8.decode", Filter: map[string]string{"format": "e5m2"},
+			Doc: "FP8 E5M2 code -> float32"},
+		{Name: "e8m0-decode", Op: "e8m0.decode",
+			Doc: "E8M0 scale code -> float32 2^(c-127); 0xFF is NaN"},
+		{Name: "nvfp4-dequantize", Op: "nvfp4.dequantize", ProfileKeys: []string{"recipe"}, Defaults: map[string]string{"recipe": "canonical"},
+			Doc: "NVFP4 packed E2M1 pairs, E4M3 block scales per 16 (row-major) and float32 per-tensor scale -> float32; the profile is the recipe that produced the tensor"},
+		{Name: "mxfp4-dequantize", Op: "mxfp4.dequantize",
+			Doc: "MXFP4 packed E2M1 pairs and E8M0 scales per 32 -> float32"},
+		{Name: "ggml-mxfp4-dequantize", Op: "ggml.mxfp4.dequantize",
+			Doc: "llama.cpp block_mxfp4 -> float32 (dequantize_row_mxfp4)"},
+		{Name: "q8_1-dequantize", Op: "ggml.q8_1.dequantize",
+			Doc: "llama.cpp block_q8_1 -> float32"},
 		{Name: "bf16", Op: "bf16.encode", ProfileKeys: []string{"profile"}, Defaults: map[string]string{"profile": "rne"},
 			Doc: "float32 -> bfloat16, round to nearest even; NaN and overflow profiles rne (payload kept), canonical-nan (0x7FFF), sign-nan (sign | 0x7FC0), torch-cpu (0xFFFF), satfinite (overflow to max finite)"},
 		{Name: "fp16", Op: "fp16.encode", ProfileKeys: []string{"profile"}, Defaults: map[string]string{"profile": "rne"},

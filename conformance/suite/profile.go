@@ -1,0 +1,97 @@
+package suite
+
+import (
+	"fmt"
+	"strings"
+)
+
+// CheckProfile reports whether p can be claimed on the suite: a named
+// profile (one the golden cases use), or, for a suite with a SpecKey, a
+// profile whose SpecKey value is a spec string the reference accepts
+// (ParseProfile). The error says why not.
+func (s *Suite) CheckProfile(p string) error {
+	if s.HasProfile(p) {
+		return nil
+	}
+	if s.SpecKey == "" {
+		return fmt.Errorf("profile %q is not a profile of suite %s (profiles: %s)", p, s.Name, strings.Join(s.Profiles, ", "))
+	}
+	if _, err := s.ParseProfile(p); err != nil {
+		return fmt.Errorf("profile %q is not a profile of suite %s (profiles: %s, or one with a %s spec string): %v",
+			p, s.Name, strings.Join(s.Profiles, ", "), s.SpecKey, err)
+	}
+	return nil
+}
+
+// ParseProfile returns the parameters of a profile that is not named by
+// the golden cases: for a suite with a SpecKey, p is spelled as
+// ProfileName spells it (the value alone for one profile key, "k=v,k=v"
+// in ProfileKeys order for several), the SpecKey value is a spec string
+// ParseSpec accepts, and every other key takes a value some named profile
+// (or the default) takes. Such a profile has no golden case: its expected
+// outputs are computed (Compute).
+func (s *Suite) ParseProfile(p string) (map[string]string, error) {
+	if s.SpecKey == "" || s.ParseSpec == nil {
+		return nil, fmt.Errorf("suite %s has no spec-string profiles", s.Name)
+	}
+	vals := map[string]string{}
+	if len(s.ProfileKeys) == 1 {
+		vals[s.ProfileKeys[0]] = p
+	} else {
+		rest := p
+		for i, k := range s.ProfileKeys {
+			v, ok := strings.CutPrefix(rest, k+"=")
+			if !ok {
+				return nil, fmt.Errorf("want %s=... at %q (keys in order: %s)", k, rest, strings.Join(s.ProfileKeys, ", "))
+			}
+			if i+1 < len(s.ProfileKeys) {
+				j := strings.Index(v, ","+s.ProfileKeys[i+1]+"=")
+				if j < 0 {
+					return nil, fmt.Errorf("missing key %s after %s", s.ProfileKeys[i+1], k)
+				}
+				v, rest = v[:j], v[j+1:]
+			}
+			vals[k] = v
+		}
+	}
+	known := map[string]map[string]bool{}
+	for _, q := range s.Profiles {
+		pp, _ := s.ProfileParams(q)
+		for _, k := range s.ProfileKeys {
+			v, ok := pp[k]
+			if !ok {
+				v = s.Defaults[k]
+			}
+			if known[k] == nil {
+				known[k] = map[string]bool{}
+			}
+			known[k][v] = true
+		}
+	}
+	for _, k := range s.ProfileKeys {
+		v := vals[k]
+		if known[k][v] {
+			continue
+		}
+		if k != s.SpecKey {
+			return nil, fmt.Errorf("%s=%q is not a value of the suite's profiles", k, v)
+		}
+		if err := s.ParseSpec(v); err != nil {
+			return nil, err
+		}
+	}
+	if q := s.ProfileName(vals); q != p {
+		return nil, fmt.Errorf("spelled %q, want %q", p, q)
+	}
+	return vals, nil
+}
+
+// ProfilesWith is the suite's named profiles, followed by claim when it is
+// a spec-string profile (CheckProfile accepts it, HasProfile does not):
+// the profiles a certificate gives a verdict for.
+func (s *Suite) ProfilesWith(claim string) []string {
+	if claim == "" || s.HasProfile(claim) || s.CheckProfile(claim) != nil {
+		return s.Profiles
+	}
+	return append(append([]string{}, s.Profiles...), claim)
+}
