@@ -44,6 +44,8 @@ func init() {
 			Description: "every " + f + " code to float32"})
 	}
 	addCase(Case{Name: "e8m0.decode.all", Family: "e8m0", Op: "e8m0.decode", Inputs: "codes.u8.all", Description: "every E8M0 code to float32"})
+	addCase(Case{Name: "e8m0.decode.all.ggml", Family: "e8m0", Op: "e8m0.decode", Params: ops.Params{"profile": "ggml"}, Inputs: "codes.u8.all",
+		Description: "every E8M0 code to float32 as ggml_e8m0_to_fp32 decodes it (0xFF -> +Inf)"})
 
 	random := func(r *RNG, n int) []uint8 {
 		b := make([]uint8, n)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/bitexact/bitexact/refimpl/e8m0"
+	"github.com/bitexact/bitexact/refimpl/ggml"
 	"github.com/bitexact/bitexact/refimpl/tensor"
 )
 
@@ -36,9 +37,10 @@ func init() {
 		},
 	})
 	register(Op{
-		Name:    "e8m0.decode",
-		Doc:     "E8M0 codes -> exact float32 2^(c-127) (0x00 -> 2^-127, 0xFF -> NaN 0x7fc00000)",
-		Params:  map[string]string{},
+		Name: "e8m0.decode",
+		Doc:  "E8M0 codes -> exact float32 2^(c-127) (0x00 -> 2^-127; 0xFF -> NaN 0x7fc00000, or +Inf under profile ggml)",
+		Params: map[string]string{"profile": "ocp (default; the OCP MX spec: 0xFF is NaN) | " +
+			"ggml (ggml_e8m0_to_fp32, whose NaN branch is commented out: 0xFF -> +Inf, recorded from ggml compiled unmodified)"},
 		Inputs:  []string{"codes"},
 		Outputs: []string{"x"},
 		Run: func(p Params, in Tensors) (Tensors, error) {
@@ -46,9 +48,18 @@ func init() {
 			if err := checkCodesU8(c, "codes", "e8m0"); err != nil {
 				return nil, err
 			}
+			var decode func(uint8) float32
+			switch name := p.Get("profile", "ocp"); name {
+			case "ocp":
+				decode = e8m0.Decode
+			case "ggml":
+				decode = ggml.E8M0ToFP32
+			default:
+				return nil, fmt.Errorf("unknown e8m0.decode profile %q (profiles: ocp, ggml)", name)
+			}
 			v := make([]float32, len(c.Data))
 			for i, ci := range c.Data {
-				v[i] = e8m0.Decode(ci)
+				v[i] = decode(ci)
 			}
 			return Tensors{"x": tensor.FromF32(c.Shape, v)}, nil
 		},

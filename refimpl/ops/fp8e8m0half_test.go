@@ -103,3 +103,37 @@ func TestFP8E8M0HalfOpErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestE8M0DecodeProfiles: the two E8M0 decodes differ on code 0xFF only,
+// NaN under ocp (the OCP MX spec) and +Inf under ggml (ggml_e8m0_to_fp32,
+// as recorded in conformance/harness/ggml/records/e8m0-decode.*.json).
+func TestE8M0DecodeProfiles(t *testing.T) {
+	all := make([]uint8, 256)
+	for i := range all {
+		all[i] = uint8(i)
+	}
+	codes := tensor.FromU8([]int{256}, all)
+	run := func(p Params) []uint32 {
+		t.Helper()
+		out, err := Run("e8m0.decode", p, Tensors{"codes": codes})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out["x"].Bits32()
+	}
+	ocp, ggml := run(nil), run(Params{"profile": "ggml"})
+	for c := range 256 {
+		switch {
+		case c == 0xff && (ocp[c] != 0x7fc00000 || ggml[c] != 0x7f800000):
+			t.Errorf("code 0xff: ocp %#x (want NaN 0x7fc00000), ggml %#x (want +Inf 0x7f800000)", ocp[c], ggml[c])
+		case c != 0xff && ocp[c] != ggml[c]:
+			t.Errorf("code %#x: ocp %#x, ggml %#x: they differ only at 0xff", c, ocp[c], ggml[c])
+		}
+	}
+	if v := run(Params{"profile": "ocp"}); v[0xff] != ocp[0xff] {
+		t.Errorf("profile ocp is not the default: %#x", v[0xff])
+	}
+	if _, err := Run("e8m0.decode", Params{"profile": "ieee"}, Tensors{"codes": codes}); err == nil || !strings.Contains(err.Error(), `unknown e8m0.decode profile "ieee" (profiles: ocp, ggml)`) {
+		t.Errorf("unknown profile: %v", err)
+	}
+}
