@@ -81,7 +81,7 @@ func TableModel(t *Table) (model, canonical func(code int) uint32, names [2]stri
 	case t.Op == "e8m0.decode" && t.Harness == "ggml":
 		return func(c int) uint32 { return math.Float32bits(ggml.E8M0ToFP32(uint8(c))) },
 			func(c int) uint32 { return math.Float32bits(e8m0.Decode(uint8(c))) },
-			[2]string{"e8m0.decode profile ggml (refimpl/ggml.E8M0ToFP32)", "e8m0.decode profile ocp (refimpl/e8m0.Decode)"}
+			[2]string{"e8m0.decode/ggml", "e8m0.decode/ocp"}
 	}
 	return nil, nil, names
 }
