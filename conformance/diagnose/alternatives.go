@@ -13,6 +13,7 @@ import (
 	"github.com/bitexact/bitexact/refimpl/awq"
 	"github.com/bitexact/bitexact/refimpl/fp4"
 	"github.com/bitexact/bitexact/refimpl/fp8"
+	"github.com/bitexact/bitexact/refimpl/half"
 	"github.com/bitexact/bitexact/refimpl/nvfp4"
 	"github.com/bitexact/bitexact/refimpl/ops"
 	"github.com/bitexact/bitexact/refimpl/tensor"
@@ -123,7 +124,7 @@ func Alternatives(s *suite.Suite, against string) []Alternative {
 			}})
 	}
 	switch s.Op {
-	case "e2m1.encode", "fp8.encode":
+	case "e2m1.encode", "fp8.encode", "bf16.encode", "fp16.encode":
 		alts = append(alts, unaryAlternatives()...)
 	}
 	alts = append(alts, Alternative{Class: "ftz-inputs", Doc: "float32 subnormal inputs flushed to zero (FTZ/DAZ) before the reference computation",
@@ -152,21 +153,33 @@ func Alternatives(s *suite.Suite, against string) []Alternative {
 
 // Unary code alternatives, derived from the reference codes and inputs.
 
+// codeFormat describes a sign-magnitude code of up to 16 bits whose
+// magnitude codes are ordered by value (true of E2M1, FP8, bf16 and fp16),
+// so that one magnitude step is one code step.
 type codeFormat struct {
-	sign, mag uint8
-	decode    func(uint8) float32
+	sign, mag uint16
+	// man masks the mantissa: a code with magnitude in 1..man is subnormal.
+	man    uint16
+	decode func(uint16) float32
+	// out is the op's code output; wide codes are 16-bit tensors.
+	out  string
+	wide bool
 }
 
 func formatOf(op string, p ops.Params) (codeFormat, bool) {
 	switch op {
 	case "e2m1.encode":
-		return codeFormat{0x8, 0x7, fp4.Decode}, true
+		return codeFormat{0x8, 0x7, 0x1, func(c uint16) float32 { return fp4.Decode(uint8(c)) }, "codes", false}, true
 	case "fp8.encode":
 		f, err := fp8.LookupFormat(p.Get("format", "e4m3"))
 		if err != nil {
 			return codeFormat{}, false
 		}
-		return codeFormat{0x80, 0x7f, f.Decode}, true
+		return codeFormat{0x80, 0x7f, 1<<f.ManBits - 1, func(c uint16) float32 { return f.Decode(uint8(c)) }, "codes", false}, true
+	case "bf16.encode":
+		return codeFormat{0x8000, 0x7fff, 0x7f, half.DecodeBF16, "y", true}, true
+	case "fp16.encode":
+		return codeFormat{0x8000, 0x7fff, 0x3ff, half.DecodeFP16, "y", true}, true
 	}
 	return codeFormat{}, false
 }
@@ -174,39 +187,53 @@ func formatOf(op string, p ops.Params) (codeFormat, bool) {
 func isFinite(v float32) bool { return !math.IsNaN(float64(v)) && !math.IsInf(float64(v), 0) }
 
 // mapCodes applies f(x, refCode) to every element of a unary task.
-func mapCodes(s *suite.Suite, t Task, f func(cf codeFormat, x float32, c uint8) uint8) (ops.Tensors, bool, error) {
+func mapCodes(s *suite.Suite, t Task, f func(cf codeFormat, x float32, c uint16) uint16) (ops.Tensors, bool, error) {
 	cf, ok := formatOf(s.Op, t.Params)
+	if !ok {
+		return nil, false, nil
+	}
 	x, okx := t.Inputs["x"]
-	ref, okr := t.Reference["codes"]
-	if !ok || !okx || !okr || x.DType != tensor.F32 || len(ref.Data) != x.Len() {
+	ref, okr := t.Reference[cf.out]
+	if !okx || !okr || x.DType != tensor.F32 || ref.Len() != x.Len() || (ref.DType.Size() == 2) != cf.wide {
 		return nil, false, nil
 	}
 	xs := x.F32()
+	if cf.wide {
+		codes := ref.Bits16()
+		out := make([]uint16, len(codes))
+		for i, c := range codes {
+			out[i] = f(cf, xs[i], c)
+		}
+		r := tensor.FromBits16(ref.DType, ref.Shape, out)
+		r.Logical = ref.Logical
+		return ops.Tensors{cf.out: r}, true, nil
+	}
 	out := make([]uint8, len(ref.Data))
 	for i, c := range ref.Data {
-		out[i] = f(cf, xs[i], c)
+		out[i] = uint8(f(cf, xs[i], uint16(c)))
 	}
 	r := tensor.FromU8(ref.Shape, out)
+	r.DType = ref.DType
 	r.Logical = ref.Logical
-	return ops.Tensors{"codes": r}, true, nil
+	return ops.Tensors{cf.out: r}, true, nil
 }
 
 // neighbour returns the code one magnitude step from c (dir +1 or -1),
 // same sign, if it is a finite value.
-func neighbour(cf codeFormat, c uint8, dir int) (uint8, bool) {
+func neighbour(cf codeFormat, c uint16, dir int) (uint16, bool) {
 	m := int(c & cf.mag)
 	m += dir
 	if m < 0 || m > int(cf.mag) {
 		return 0, false
 	}
-	n := c&cf.sign | uint8(m)
+	n := c&cf.sign | uint16(m)
 	return n, isFinite(cf.decode(n))
 }
 
 // tieTo moves an exact midpoint to the neighbour of larger (away) or
 // smaller magnitude.
-func tieTo(away bool) func(cf codeFormat, x float32, c uint8) uint8 {
-	return func(cf codeFormat, x float32, c uint8) uint8 {
+func tieTo(away bool) func(cf codeFormat, x float32, c uint16) uint16 {
+	return func(cf codeFormat, x float32, c uint16) uint16 {
 		v := cf.decode(c)
 		if !isFinite(x) || !isFinite(v) {
 			return c
@@ -232,15 +259,17 @@ func tieTo(away bool) func(cf codeFormat, x float32, c uint8) uint8 {
 }
 
 func unaryAlternatives() []Alternative {
-	wrap := func(f func(cf codeFormat, x float32, c uint8) uint8) func(*suite.Suite, Task) (ops.Tensors, bool, error) {
+	wrap := func(f func(cf codeFormat, x float32, c uint16) uint16) func(*suite.Suite, Task) (ops.Tensors, bool, error) {
 		return func(s *suite.Suite, t Task) (ops.Tensors, bool, error) { return mapCodes(s, t, f) }
 	}
 	return []Alternative{
 		{Class: "ties-away", Doc: "exact midpoints rounded away from zero instead of to even", Compute: wrap(tieTo(true))},
 		{Class: "ties-toward-zero", Doc: "exact midpoints rounded toward zero instead of to even", Compute: wrap(tieTo(false))},
-		{Class: "truncation", Doc: "round toward zero (truncation) instead of to nearest", Compute: wrap(func(cf codeFormat, x float32, c uint8) uint8 {
+		{Class: "truncation", Doc: "round toward zero (truncation, e.g. the top 16 bits of a float32 for bf16) instead of to nearest", Compute: wrap(func(cf codeFormat, x float32, c uint16) uint16 {
 			v := cf.decode(c)
-			if !isFinite(x) || !isFinite(v) || math.Abs(float64(v)) <= math.Abs(float64(x)) {
+			// A finite input that rounded to infinity truncates to the
+			// largest finite code, as IEEE round-toward-zero overflows.
+			if !isFinite(x) || math.IsNaN(float64(v)) || math.Abs(float64(v)) <= math.Abs(float64(x)) {
 				return c
 			}
 			if n, ok := neighbour(cf, c, -1); ok {
@@ -248,19 +277,25 @@ func unaryAlternatives() []Alternative {
 			}
 			return c
 		})},
-		{Class: "nan-sign-kept", Doc: "a negative NaN keeps its sign in the code", Compute: wrap(func(cf codeFormat, x float32, c uint8) uint8 {
+		{Class: "nan-sign-kept", Doc: "a negative NaN keeps its sign in the code", Compute: wrap(func(cf codeFormat, x float32, c uint16) uint16 {
 			if x != x && math.Signbit(float64(x)) {
 				return c | cf.sign
 			}
 			return c
 		})},
-		{Class: "nan-sign-cleared", Doc: "every NaN encodes with the sign bit clear", Compute: wrap(func(cf codeFormat, x float32, c uint8) uint8 {
+		{Class: "nan-sign-cleared", Doc: "every NaN encodes with the sign bit clear", Compute: wrap(func(cf codeFormat, x float32, c uint16) uint16 {
 			if x != x {
 				return c &^ cf.sign
 			}
 			return c
 		})},
-		{Class: "negative-zero-cleared", Doc: "results of magnitude zero always +0 (the -0 code never produced)", Compute: wrap(func(cf codeFormat, x float32, c uint8) uint8 {
+		{Class: "ftz-outputs", Doc: "subnormal results flushed to zero of the same sign (FTZ on the output)", Compute: wrap(func(cf codeFormat, x float32, c uint16) uint16 {
+			if m := c & cf.mag; m != 0 && m <= cf.man {
+				return c & cf.sign
+			}
+			return c
+		})},
+		{Class: "negative-zero-cleared", Doc: "results of magnitude zero always +0 (the -0 code never produced)", Compute: wrap(func(cf codeFormat, x float32, c uint16) uint16 {
 			if c == cf.sign {
 				return 0
 			}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/bitexact/bitexact/conformance/suite"
 	"github.com/bitexact/bitexact/golden"
+	"github.com/bitexact/bitexact/refimpl/half"
 	"github.com/bitexact/bitexact/refimpl/ops"
 	"github.com/bitexact/bitexact/refimpl/tensor"
 )
@@ -16,14 +17,16 @@ import (
 func TestUnaryTransforms(t *testing.T) {
 	e2m1 := &suite.Suite{Spec: suite.Spec{Op: "e2m1.encode"}}
 	e4m3 := &suite.Suite{Spec: suite.Spec{Op: "fp8.encode"}}
+	bf16 := &suite.Suite{Spec: suite.Spec{Op: "bf16.encode"}}
+	fp16 := &suite.Suite{Spec: suite.Spec{Op: "fp16.encode"}}
 	negNaN := math.Float32frombits(0xffc00000)
 	for _, tc := range []struct {
 		name  string
 		s     *suite.Suite
 		class string
 		x     float32
-		ref   uint8 // the reference code (nearest-even, the claimed profile)
-		want  uint8
+		ref   uint16 // the reference code (nearest-even, the claimed profile)
+		want  uint16
 	}{
 		{"tie 0.25 away", e2m1, "ties-away", 0.25, 0x0, 0x1},
 		{"tie -0.25 away", e2m1, "ties-away", -0.25, 0x8, 0x9},
@@ -41,6 +44,24 @@ func TestUnaryTransforms(t *testing.T) {
 		{"e4m3 -NaN sign kept", e4m3, "nan-sign-kept", negNaN, 0x7f, 0xff},
 		{"e4m3 -NaN cleared", e4m3, "nan-sign-cleared", negNaN, 0xff, 0x7f},
 		{"e4m3 tie 17 away", e4m3, "ties-away", 17, 0x58, 0x59}, // 16 = 0x58, 18 = 0x59, 17 a tie
+		{"e4m3 subnormal 2^-7 flushed", e4m3, "ftz-outputs", 0x1p-7, 0x04, 0x00},
+		{"e4m3 min normal 2^-6 kept", e4m3, "ftz-outputs", 0x1p-6, 0x08, 0x08},
+		// bf16 1+2^-8 is 0x3f808000: rne rounds the tie to even 0x3f80;
+		// 1+3*2^-9 rounds up to 0x3f81 and truncates to 0x3f80.
+		{"bf16 truncate 1+3*2^-9", bf16, "truncation", 1 + 3*0x1p-9, 0x3f81, 0x3f80},
+		{"bf16 truncate -(1+3*2^-9)", bf16, "truncation", -(1 + 3*0x1p-9), 0xbf81, 0xbf80},
+		{"bf16 truncate overflow to max finite", bf16, "truncation", math.MaxFloat32, 0x7f80, 0x7f7f},
+		{"bf16 tie 1+2^-8 away", bf16, "ties-away", 1 + 0x1p-8, 0x3f80, 0x3f81},
+		{"bf16 -NaN cleared", bf16, "nan-sign-cleared", negNaN, 0xffc0, 0x7fc0},
+		// fp16 2^-24 is the smallest subnormal (0x0001); 2^-14 the
+		// smallest normal (0x0400).
+		{"fp16 subnormal flushed", fp16, "ftz-outputs", -0x1p-24, 0x8001, 0x8000},
+		{"fp16 largest subnormal flushed", fp16, "ftz-outputs", 0x3ffp-24, 0x03ff, 0x0000},
+		{"fp16 min normal kept", fp16, "ftz-outputs", 0x1p-14, 0x0400, 0x0400},
+		{"fp16 truncate 65519", fp16, "truncation", 65519, 0x7bff, 0x7bff},
+		{"fp16 truncate 65520 (rounds to Inf)", fp16, "truncation", 65520, 0x7c00, 0x7bff},
+		{"fp16 tie 1+2^-11 toward zero", fp16, "ties-toward-zero", 1 + 0x1p-11, 0x3c00, 0x3c00},
+		{"fp16 tie 1+3*2^-11 toward zero", fp16, "ties-toward-zero", 1 + 3*0x1p-11, 0x3c02, 0x3c01},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var alt *Alternative
@@ -53,14 +74,24 @@ func TestUnaryTransforms(t *testing.T) {
 			if alt == nil {
 				t.Fatalf("no alternative %s", tc.class)
 			}
-			ref := tensor.FromU8([]int{1}, []uint8{tc.ref})
+			ref, name := tensor.FromU8([]int{1}, []uint8{uint8(tc.ref)}), "codes"
+			switch tc.s {
+			case bf16:
+				ref, name = tensor.FromBits16(tensor.BF16, []int{1}, []uint16{tc.ref}), "y"
+			case fp16:
+				ref, name = tensor.FromBits16(tensor.F16, []int{1}, []uint16{tc.ref}), "y"
+			}
 			task := Task{Params: ops.Params{"format": "e4m3"}, Inputs: ops.Tensors{"x": tensor.FromF32([]int{1}, []float32{tc.x})},
-				Reference: ops.Tensors{"codes": ref}}
+				Reference: ops.Tensors{name: ref}}
 			out, ok, err := alt.Compute(tc.s, task)
 			if err != nil || !ok {
 				t.Fatalf("ok=%v err=%v", ok, err)
 			}
-			if got := out["codes"].Data[0]; got != tc.want {
+			got := uint16(out[name].Data[0])
+			if name == "y" {
+				got = out[name].Bits16()[0]
+			}
+			if got != tc.want {
 				t.Errorf("code 0x%02x, want 0x%02x", got, tc.want)
 			}
 		})
@@ -141,4 +172,99 @@ func TestRunExact(t *testing.T) {
 	if d.Explained || d.Mismatches != 0 {
 		t.Errorf("reference results diagnosed: %+v", d)
 	}
+}
+
+// goldenTasks builds the diagnosis tasks of a golden suite against
+// profile claim, with the observed outputs computed by kernel from each
+// task's inputs and reference params.
+func goldenTasks(t *testing.T, suiteName, claim string, kernel func(s *suite.Suite, p ops.Params, in ops.Tensors) ops.Tensors) (*suite.Suite, []Task) {
+	t.Helper()
+	set, err := golden.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := suite.Resolve(set, suiteName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tasks []Task
+	for _, tk := range s.Tasks {
+		c, ok := tk.Cases[claim]
+		if !ok {
+			continue
+		}
+		in, err := set.Inputs(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		exp := map[string]ops.Tensors{}
+		for _, p := range tk.Profiles {
+			if exp[p], err = set.Expected(tk.Cases[p]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		tasks = append(tasks, Task{Task: tk, Params: ops.Params(c.Params), Inputs: in, Reference: exp[claim], Expected: exp,
+			Observed: kernel(s, ops.Params(c.Params), in)})
+	}
+	if len(tasks) == 0 {
+		t.Fatalf("suite %s has no task of profile %s", suiteName, claim)
+	}
+	return s, tasks
+}
+
+// mustClass runs the diagnosis and fails unless class is among the exact
+// classes.
+func mustClass(t *testing.T, s *suite.Suite, claim string, tasks []Task, class string) Diagnosis {
+	t.Helper()
+	d, err := Run(s, claim, tasks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Mismatches == 0 {
+		t.Fatalf("the mutated kernel matches the reference on the golden inputs")
+	}
+	for _, c := range d.Classes {
+		if c.Class == class {
+			return d
+		}
+	}
+	t.Errorf("diagnosis %q does not name %s", d.Summary(), class)
+	return d
+}
+
+// halfKernel encodes every float32 input with enc (bf16 or fp16 bits).
+func halfKernel(dt tensor.DType, enc func(x float32) uint16) func(*suite.Suite, ops.Params, ops.Tensors) ops.Tensors {
+	return func(_ *suite.Suite, _ ops.Params, in ops.Tensors) ops.Tensors {
+		xs := in["x"].F32()
+		y := make([]uint16, len(xs))
+		for i, x := range xs {
+			y[i] = enc(x)
+		}
+		return ops.Tensors{"y": tensor.FromBits16(dt, in["x"].Shape, y)}
+	}
+}
+
+// TestHalfRuleVariants: a bf16 encoder that truncates (the top 16 bits of
+// the float32, NaN handled as the reference) is diagnosed as truncation;
+// an fp16 encoder that flushes subnormal results to zero as ftz-outputs.
+func TestHalfRuleVariants(t *testing.T) {
+	t.Run("bf16 truncation", func(t *testing.T) {
+		s, tasks := goldenTasks(t, "bf16", "rne", halfKernel(tensor.BF16, func(x float32) uint16 {
+			if x != x {
+				return half.RNE.EncodeBF16(x)
+			}
+			return uint16(math.Float32bits(x) >> 16)
+		}))
+		mustClass(t, s, "rne", tasks, "truncation")
+	})
+	t.Run("fp16 ftz", func(t *testing.T) {
+		s, tasks := goldenTasks(t, "fp16", "rne", halfKernel(tensor.F16, func(x float32) uint16 {
+			h := half.RNE.EncodeFP16(x)
+			if h&0x7c00 == 0 {
+				h &= 0x8000
+			}
+			return h
+		}))
+		mustClass(t, s, "rne", tasks, "ftz-outputs")
+	})
 }
