@@ -138,6 +138,8 @@ func Alternatives(s *suite.Suite, against string) []Alternative {
 		alts = append(alts, mxfp4Alternatives()...)
 	case "awq.pack":
 		alts = append(alts, awqAlternatives()...)
+	case "awq.quantize":
+		alts = append(alts, awqQuantizeAlternatives()...)
 	case "sparse24.compress":
 		alts = append(alts,
 			Alternative{Class: "sparse24-indices-swapped", Doc: "the two 2-bit indices of each metadata nibble swapped (i1 | i0<<2), values in ascending order",
@@ -554,6 +556,76 @@ func awqAlternatives() []Alternative {
 				})
 			}},
 	}
+}
+
+// AWQ quantizers write the vLLM GEMM layout (AutoAWQ order, zero points
+// stored as is). The same layout classes as for awq.pack: the claimed
+// quantizer rerun, its nibbles packed in the sequential order or its zero
+// points stored minus one (modulo 16, as a 4-bit field holds it).
+// AutoAWQ's repack values are packed unmasked, as its from_linear does
+// (awq.Quantized.PackAutoAWQ).
+func awqQuantizeAlternatives() []Alternative {
+	run := func(t Task, wOrder, zOrder [8]int, zOff int) (ops.Tensors, bool, error) {
+		qz, err := awq.QuantizerByName(t.Params.Get("quantizer", "forge"))
+		w, ok := t.Inputs["w"]
+		sc, oks := t.Reference["scales"]
+		if err != nil || !ok || !oks || w.DType != tensor.F16 || len(w.Shape) != 2 {
+			return nil, false, nil
+		}
+		ic, oc := w.Shape[0], w.Shape[1]
+		g, err := t.Params.Int("group", 128)
+		if err != nil {
+			return nil, false, nil
+		}
+		if g == -1 {
+			g = ic
+		}
+		if g <= 0 || ic%g != 0 || oc%8 != 0 {
+			return nil, false, nil
+		}
+		q, err := awq.Quantize(w.Bits16(), ic, oc, g, qz)
+		if err != nil {
+			return nil, false, nil
+		}
+		vals := make([]int32, len(q.Q))
+		for i, v := range q.Q {
+			vals[i] = int32(v)
+		}
+		if q.IntWeight != nil {
+			vals = q.IntWeight
+		}
+		zs := make([]int32, len(q.Zeros))
+		for i, z := range q.Zeros {
+			zs[i] = (int32(z) + int32(zOff)) & 15
+		}
+		return ops.Tensors{"qweight": packWords(vals, ic, oc, wOrder), "qzeros": packWords(zs, ic/g, oc, zOrder), "scales": sc}, true, nil
+	}
+	awqO, seq := awq.OrderAWQ, awq.OrderSequential
+	return []Alternative{
+		{Class: "awq-nibble-order", Doc: "weight and zero nibbles packed sequentially instead of in the AWQ order [0,2,4,6,1,3,5,7]",
+			Compute: func(s *suite.Suite, t Task) (ops.Tensors, bool, error) { return run(t, seq, seq, 0) }},
+		{Class: "awq-weight-nibble-order", Doc: "weight nibbles only packed sequentially instead of in the AWQ order [0,2,4,6,1,3,5,7]",
+			Compute: func(s *suite.Suite, t Task) (ops.Tensors, bool, error) { return run(t, seq, awqO, 0) }},
+		{Class: "gptq-zero-minus-one", Doc: "zero points stored minus one (the GPTQ v1 convention), modulo 16",
+			Compute: func(s *suite.Suite, t Task) (ops.Tensors, bool, error) { return run(t, awqO, awqO, -1) }},
+	}
+}
+
+// packWords packs v [rows, cols] as int32 [rows, cols/8]: nibble p of word
+// j holds v[8j+order[p]] shifted left 4p, unmasked (values outside 0..15
+// spill into the other nibbles, as AutoAWQ's from_linear lets them).
+func packWords(v []int32, rows, cols int, order [8]int) tensor.Tensor {
+	out := make([]int32, rows*cols/8)
+	for r := 0; r < rows; r++ {
+		for j := 0; j < cols/8; j++ {
+			var w uint32
+			for p, e := range order {
+				w |= uint32(v[r*cols+8*j+e]) << (4 * p)
+			}
+			out[r*cols/8+j] = int32(w)
+		}
+	}
+	return tensor.FromI32([]int{rows, cols / 8}, out)
 }
 
 // sparseMeta swaps the two indices of every metadata nibble and, for the

@@ -6,6 +6,7 @@ import (
 
 	"github.com/bitexact/bitexact/conformance/suite"
 	"github.com/bitexact/bitexact/golden"
+	"github.com/bitexact/bitexact/refimpl/awq"
 	"github.com/bitexact/bitexact/refimpl/half"
 	"github.com/bitexact/bitexact/refimpl/ops"
 	"github.com/bitexact/bitexact/refimpl/tensor"
@@ -267,4 +268,81 @@ func TestHalfRuleVariants(t *testing.T) {
 		}))
 		mustClass(t, s, "rne", tasks, "ftz-outputs")
 	})
+}
+
+// awqQuantizeKernel quantizes as quantizer qz and packs the nibbles in
+// order wOrder (weights) and zOrder (zero points, stored plus zOff modulo
+// 16), as AutoAWQ's from_linear with its order_map and zero storage
+// edited: its repack values unmasked, forge's stored nibbles.
+func awqQuantizeKernel(t *testing.T, qz awq.Quantizer, wOrder, zOrder [8]int, zOff int) func(*suite.Suite, ops.Params, ops.Tensors) ops.Tensors {
+	pack := func(v func(i int) uint32, rows, cols int, order [8]int) tensor.Tensor {
+		out := make([]int32, rows*cols/8)
+		for i := range out {
+			r, j := i/(cols/8), i%(cols/8)
+			var w uint32
+			for p := 0; p < 8; p++ {
+				w |= v(r*cols+8*j+order[p]) << (4 * p)
+			}
+			out[i] = int32(w)
+		}
+		return tensor.FromI32([]int{rows, cols / 8}, out)
+	}
+	return func(_ *suite.Suite, p ops.Params, in ops.Tensors) ops.Tensors {
+		w := in["w"]
+		ic, oc := w.Shape[0], w.Shape[1]
+		g, err := p.Int("group", 128)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if g == -1 {
+			g = ic
+		}
+		q, err := awq.Quantize(w.Bits16(), ic, oc, g, qz)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wv := func(i int) uint32 { return uint32(q.Q[i]) }
+		if q.IntWeight != nil {
+			wv = func(i int) uint32 { return uint32(q.IntWeight[i]) }
+		}
+		zv := func(i int) uint32 { return uint32(int(q.Zeros[i])+zOff) & 15 }
+		return ops.Tensors{"qweight": pack(wv, ic, oc, wOrder), "qzeros": pack(zv, ic/g, oc, zOrder),
+			"scales": tensor.FromBits16(tensor.F16, []int{ic / g, oc}, q.Scales)}
+	}
+}
+
+// TestAWQQuantizeLayouts: a quantizer that writes the right values in a
+// wrong layout is diagnosed with the layout classes of awq.pack.
+func TestAWQQuantizeLayouts(t *testing.T) {
+	// forge stores every zero point as 8, whose nibbles read the same in
+	// either order: there both order classes are exact. AutoAWQ's zero
+	// points vary and tell them apart.
+	awqO, seq := awq.OrderAWQ, awq.OrderSequential
+	for _, tc := range []struct {
+		name, class    string
+		wOrder, zOrder [8]int
+		zOff           int
+	}{
+		{"sequential nibbles", "awq-nibble-order", seq, seq, 0},
+		{"sequential weight nibbles", "awq-weight-nibble-order", seq, awqO, 0},
+		{"zero points minus one", "gptq-zero-minus-one", awqO, awqO, -1},
+	} {
+		for _, qz := range []awq.Quantizer{awq.Forge, awq.AutoAWQ} {
+			t.Run(tc.name+"/"+qz.Name, func(t *testing.T) {
+				s, tasks := goldenTasks(t, "awq-quantize", qz.Name, awqQuantizeKernel(t, qz, tc.wOrder, tc.zOrder, tc.zOff))
+				d := mustClass(t, s, qz.Name, tasks, tc.class)
+				if qz.Name == "autoawq" && len(d.Classes) != 1 {
+					t.Errorf("classes %v, want only %s", d.Classes, tc.class)
+				}
+			})
+		}
+	}
+	// The unmutated kernel reproduces the reference (the harness is right).
+	for _, qz := range []awq.Quantizer{awq.Forge, awq.AutoAWQ} {
+		s, tasks := goldenTasks(t, "awq-quantize", qz.Name, awqQuantizeKernel(t, qz, awqO, awqO, 0))
+		d, err := Run(s, qz.Name, tasks)
+		if err != nil || d.Mismatches != 0 {
+			t.Fatalf("%s reference kernel: %d mismatches, err %v", qz.Name, d.Mismatches, err)
+		}
+	}
 }
