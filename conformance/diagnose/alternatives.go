@@ -422,6 +422,16 @@ func nvfp4Alternatives(against string) []Alternative {
 		r.FP4 = p
 		add("e2m1-profile:"+p.Name, "E2M1 elements rounded as "+profileDoc("e2m1.encode", p.Name), r)
 	}
+	// Two changes the recipe cannot express as data, computed by
+	// nvfp4Steps: a block-scale cast that truncates, and the element
+	// division x/d done as x*(1/d).
+	alts = append(alts,
+		Alternative{Class: "scale-cast:rz", Doc: "E4M3 block-scale cast rounding toward zero (truncating) instead of to nearest even; overflow to 448",
+			Compute: func(s *suite.Suite, t Task) (ops.Tensors, bool, error) { return nvfp4Steps(t, base, true, false) }})
+	if base.Element == nvfp4.DivDequantScale {
+		alts = append(alts, Alternative{Class: "element-rule:mul-rcp-d", Doc: "element scaling x * float32(1/d) with d = float32(s/g), instead of x / d",
+			Compute: func(s *suite.Suite, t Task) (ops.Tensors, bool, error) { return nvfp4Steps(t, base, false, true) }})
+	}
 	zp := base.FP4
 	zp.Name += "-zero-positive"
 	zp.Zero = fp4.ZeroPositive
@@ -464,6 +474,125 @@ func nvfp4Run(t Task, r nvfp4.Recipe) (ops.Tensors, bool, error) {
 	packed := tensor.FromU8([]int{m, k / 2}, q.Packed)
 	packed.Logical = "e2m1x2"
 	return ops.Tensors{"packed": packed, "scales": scales, "global": tensor.FromF32([]int{1}, []float32{q.Global})}, true, nil
+}
+
+// nvfp4Steps is nvfp4.quantize under recipe r written out step by step
+// (the formulas of refimpl/nvfp4's Recipe docs), with the E4M3 block-scale
+// cast rounding toward zero (rz) or the DivDequantScale element division
+// done as a multiplication by the correctly rounded reciprocal (rcp; a zero
+// d still gives x*0, as guarded kernels do). With neither it equals
+// nvfp4.QuantizeWithGlobal (a test holds it to that on the golden set).
+func nvfp4Steps(t Task, r nvfp4.Recipe, rz, rcp bool) (ops.Tensors, bool, error) {
+	x, ok := t.Inputs["x"]
+	if !ok || x.DType != tensor.F32 || len(x.Shape) != 2 || x.Shape[1]%nvfp4.BlockSize != 0 {
+		return nil, false, nil
+	}
+	m, k := x.Shape[0], x.Shape[1]
+	xs := x.F32()
+	var g float32
+	if gs, ok := t.Params["global"]; ok {
+		f, err := strconv.ParseFloat(gs, 32)
+		if err != nil {
+			return nil, false, err
+		}
+		g = float32(f)
+	} else {
+		g = nvfp4.GlobalFromAmax(nvfp4.TensorAmax(xs), r)
+	}
+	canon := func(v float32) float32 {
+		if v != v {
+			return math.Float32frombits(0x7fc00000)
+		}
+		return v
+	}
+	scales := make([]uint8, len(xs)/nvfp4.BlockSize)
+	packed := make([]uint8, len(xs)/2)
+	for blk := range scales {
+		bx := xs[blk*nvfp4.BlockSize : (blk+1)*nvfp4.BlockSize]
+		var b float32
+		nan := false
+		for _, v := range bx {
+			a := float32(math.Abs(float64(v)))
+			if v != v {
+				nan = true
+				continue
+			}
+			b = max(b, a)
+		}
+		if nan && r.BlockAmax == nvfp4.PropagateNaN {
+			b = canon(float32(math.NaN()))
+		}
+		var tv float32
+		switch r.BlockScale {
+		case nvfp4.DivSixMulGlobal:
+			tv = float32(b/nvfp4.E2M1Max) * g
+		case nvfp4.MulRcpSixMulGlobal:
+			tv = g * float32(b*float32(1.0/6.0))
+		case nvfp4.DivSixDivPerTensor:
+			tv = float32(b/nvfp4.E2M1Max) / g
+		case nvfp4.DivSixTimesPerTensor:
+			tv = b / float32(nvfp4.E2M1Max*g)
+		}
+		tv = canon(tv)
+		if r.ScaleMin > 0 && tv == tv {
+			tv = min(max(tv, r.ScaleMin), nvfp4.E4M3Max)
+		}
+		if r.ZeroScaleOne && tv == 0 {
+			tv = 1
+		}
+		sc := fp8.E4M3.Encode(tv, r.ScaleCast)
+		if rz && tv == tv && !math.IsInf(float64(tv), 0) {
+			// Round toward zero: step down from a code above |t|; a
+			// finite t past the range truncates to 448.
+			if v := fp8.E4M3.Decode(sc); v != v {
+				sc = sc&0x80 | 0x7e
+			} else if float32(math.Abs(float64(v))) > float32(math.Abs(float64(tv))) {
+				sc--
+			}
+		}
+		scales[blk] = sc
+		s := fp8.E4M3.Decode(sc)
+		var q [nvfp4.BlockSize]float32
+		for i, v := range bx {
+			switch r.Element {
+			case nvfp4.MulRcpRcp:
+				var o float32
+				if s != 0 {
+					o = canon(1 / float32(s*float32(1/g)))
+				}
+				q[i] = canon(v * o)
+			case nvfp4.MulRcpPerTensorDivScale:
+				q[i] = canon(v * canon(float32(1/g)/s))
+			case nvfp4.DivPerTensorTimesScale:
+				q[i] = canon(v / canon(g*s))
+			default:
+				d := canon(s / g)
+				switch {
+				case d == 0:
+					q[i] = canon(v * 0)
+				case rcp:
+					q[i] = canon(v * canon(1/d))
+				default:
+					q[i] = canon(v / d)
+				}
+			}
+		}
+		for i := 0; i < nvfp4.BlockSize; i += 2 {
+			packed[(blk*nvfp4.BlockSize+i)/2] = r.FP4.Encode(q[i])&0xF | r.FP4.Encode(q[i+1])<<4
+		}
+	}
+	sct := tensor.FromU8([]int{m, k / nvfp4.BlockSize}, scales)
+	if t.Params["swizzle"] == "1" {
+		sw, err := nvfp4.Swizzle(scales, m, k/nvfp4.BlockSize)
+		if err != nil {
+			return nil, false, err
+		}
+		sct = tensor.FromU8([]int{len(sw)}, sw)
+	}
+	sct.Logical = "e4m3"
+	pt := tensor.FromU8([]int{m, k / 2}, packed)
+	pt.Logical = "e2m1x2"
+	return ops.Tensors{"packed": pt, "scales": sct, "global": tensor.FromF32([]int{1}, []float32{g})}, true, nil
 }
 
 // MXFP4: every named mode x E2M1 profile through the registered op.

@@ -7,7 +7,9 @@ import (
 	"github.com/bitexact/bitexact/conformance/suite"
 	"github.com/bitexact/bitexact/golden"
 	"github.com/bitexact/bitexact/refimpl/awq"
+	"github.com/bitexact/bitexact/refimpl/fp8"
 	"github.com/bitexact/bitexact/refimpl/half"
+	"github.com/bitexact/bitexact/refimpl/nvfp4"
 	"github.com/bitexact/bitexact/refimpl/ops"
 	"github.com/bitexact/bitexact/refimpl/tensor"
 )
@@ -344,5 +346,103 @@ func TestAWQQuantizeLayouts(t *testing.T) {
 		if err != nil || d.Mismatches != 0 {
 			t.Fatalf("%s reference kernel: %d mismatches, err %v", qz.Name, d.Mismatches, err)
 		}
+	}
+}
+
+// canonicalKernel is the canonical NVFP4 recipe written plainly (amax over
+// finite and infinite |x|, g = 2688/amax, t = float32(b/6)*g), with the
+// E4M3 scale cast by search over the codes: rounding toward zero (rz) or
+// the reference's satfinite nearest-even; the element q = x/d or, with
+// rcp, x*float32(1/d).
+func canonicalKernel(rz, rcp bool) func(*suite.Suite, ops.Params, ops.Tensors) ops.Tensors {
+	return func(_ *suite.Suite, p ops.Params, in ops.Tensors) ops.Tensors {
+		x := in["x"]
+		m, k := x.Shape[0], x.Shape[1]
+		xs := x.F32()
+		g := nvfp4.GlobalFromAmax(nvfp4.TensorAmax(xs), nvfp4.Canonical)
+		scales, packed := make([]uint8, len(xs)/16), make([]uint8, len(xs)/2)
+		for blk := range scales {
+			bx := xs[16*blk : 16*blk+16]
+			var b float32
+			for _, v := range bx {
+				if v == v {
+					b = max(b, float32(math.Abs(float64(v))))
+				}
+			}
+			tv := float32(b/6) * g
+			sc := fp8.E4M3.Encode(tv, fp8.Satfinite)
+			if rz && tv == tv {
+				sc = 0
+				for c := uint8(0); c <= 0x7e; c++ {
+					if fp8.E4M3.Decode(c) <= tv {
+						sc = c
+					}
+				}
+			}
+			scales[blk] = sc
+			d := fp8.E4M3.Decode(sc) / g
+			for i, v := range bx {
+				var q float32
+				switch {
+				case d == 0:
+					q = v * 0
+				case rcp:
+					q = v * (1 / d)
+				default:
+					q = v / d
+				}
+				if q != q {
+					q = math.Float32frombits(0x7fc00000)
+				}
+				packed[(16*blk+i)/2] |= nvfp4.Canonical.FP4.Encode(q) & 15 << (4 * (i % 2))
+			}
+		}
+		sct := tensor.FromU8([]int{m, k / 16}, scales)
+		sct.Logical = "e4m3"
+		pt := tensor.FromU8([]int{m, k / 2}, packed)
+		pt.Logical = "e2m1x2"
+		return ops.Tensors{"packed": pt, "scales": sct, "global": tensor.FromF32([]int{1}, []float32{g})}
+	}
+}
+
+// TestNVFP4Steps: the step-by-step recipe of the scale-cast:rz and
+// element-rule:mul-rcp-d classes, with neither change, is the reference
+// on every golden task of every profile; with one, a plainly written
+// kernel doing that is diagnosed as it.
+func TestNVFP4Steps(t *testing.T) {
+	s, tasks := goldenTasks(t, "nvfp4", "recipe=canonical,swizzle=0", canonicalKernel(false, false))
+	if d, err := Run(s, "recipe=canonical,swizzle=0", tasks); err != nil || d.Mismatches != 0 {
+		t.Fatalf("plain canonical kernel: %d mismatches, err %v", d.Mismatches, err)
+	}
+	n := 0
+	for _, tk := range tasks {
+		for p, want := range tk.Expected {
+			params := ops.Params(tk.Task.Cases[p].Params)
+			r, err := nvfp4.LookupRecipe(params.Get("recipe", "canonical"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, ok, err := nvfp4Steps(Task{Params: params, Inputs: tk.Inputs}, r, false, false)
+			if err != nil || !ok {
+				t.Fatalf("%s/%s: ok=%v err=%v", tk.Task.Name, p, ok, err)
+			}
+			if countDiff(want, got) != 0 {
+				t.Errorf("%s/%s: nvfp4Steps differs from the reference in %d elements", tk.Task.Name, p, countDiff(want, got))
+			}
+			n++
+		}
+	}
+	t.Logf("nvfp4Steps equals the reference on %d task/profile pairs", n)
+	for _, tc := range []struct {
+		name, class string
+		rz, rcp     bool
+	}{
+		{"truncating scale cast", "scale-cast:rz", true, false},
+		{"reciprocal element scale", "element-rule:mul-rcp-d", false, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, tasks := goldenTasks(t, "nvfp4", "recipe=canonical,swizzle=0", canonicalKernel(tc.rz, tc.rcp))
+			mustClass(t, s, "recipe=canonical,swizzle=0", tasks, tc.class)
+		})
 	}
 }
