@@ -446,3 +446,25 @@ func TestNVFP4Steps(t *testing.T) {
 		})
 	}
 }
+
+// TestLikelyCause pins the rule for showing a partial hint.
+func TestLikelyCause(t *testing.T) {
+	for _, tc := range []struct {
+		name                          string
+		explained, broken, mismatches int
+		want                          bool
+	}{
+		{"a few subnormals of a kernel wrong everywhere", 321, 0, 41536, false},
+		{"all but one mismatch", 99, 0, 100, true},
+		{"exactly half", 50, 0, 100, true},
+		{"just under half", 49, 0, 100, false},
+		{"most, but breaks a correct element", 99, 1, 100, false},
+		{"nothing explained", 0, 0, 0, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := LikelyCause(Match{Explained: tc.explained, Broken: tc.broken}, tc.mismatches); got != tc.want {
+				t.Errorf("LikelyCause = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
