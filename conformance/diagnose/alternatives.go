@@ -123,6 +123,11 @@ func Alternatives(s *suite.Suite, against string) []Alternative {
 				return out, true, nil
 			}})
 	}
+	// 2. The claimed or another profile's fp16 or bf16 outputs written as
+	// float32: the harness wrote the right numbers in the wrong dtype.
+	if has16BitOutputs(s) {
+		alts = append(alts, widenedAlternatives(s, against)...)
+	}
 	switch s.Op {
 	case "e2m1.encode", "fp8.encode", "bf16.encode", "fp16.encode":
 		alts = append(alts, unaryAlternatives()...)
@@ -151,6 +156,77 @@ func Alternatives(s *suite.Suite, against string) []Alternative {
 			Compute: ggmlAdjacent})
 	}
 	return alts
+}
+
+// has16BitOutputs reports whether some golden case of s has an F16 or
+// BF16 output.
+func has16BitOutputs(s *suite.Suite) bool {
+	for _, t := range s.Tasks {
+		for _, c := range t.Cases {
+			for _, o := range c.Outputs {
+				if o.DType == string(tensor.F16) || o.DType == string(tensor.BF16) {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// widenedAlternatives are the claimed profile's and every other profile's
+// outputs with their 16-bit float tensors written as float32.
+func widenedAlternatives(s *suite.Suite, against string) []Alternative {
+	alts := []Alternative{{Class: "written-as-f32",
+		Doc:     "the claimed profile's fp16/bf16 outputs, each value widened to float32: the kernel computes the claim; write the results file's tensor in its 16-bit dtype",
+		Compute: func(s *suite.Suite, t Task) (ops.Tensors, bool, error) { return widened(t.Reference) }}}
+	for _, p := range s.Profiles {
+		if p == against {
+			continue
+		}
+		p := p
+		alts = append(alts, Alternative{Class: "written-as-f32:profile:" + p,
+			Doc: "the fp16/bf16 outputs of " + profileDoc(s.Op, p) + ", each value widened to float32: the kernel computes that profile; claim it and write the results file's tensor in its 16-bit dtype",
+			Compute: func(s *suite.Suite, t Task) (ops.Tensors, bool, error) {
+				out, ok := t.Expected[p]
+				if !ok {
+					var err error
+					if out, err = s.Compute(context.Background(), golden.Native{}, t.Task, p, t.Inputs); err != nil {
+						return nil, false, nil
+					}
+				}
+				return widened(out)
+			}})
+	}
+	return alts
+}
+
+// widened returns out with every F16 and BF16 tensor converted exactly to
+// F32 (same shape), or ok=false when out has none (the alternative would
+// then be the profile itself).
+func widened(out ops.Tensors) (ops.Tensors, bool, error) {
+	w := ops.Tensors{}
+	any := false
+	for n, x := range out {
+		var dec func(uint16) float32
+		switch x.DType {
+		case tensor.F16:
+			dec = half.DecodeFP16
+		case tensor.BF16:
+			dec = half.DecodeBF16
+		}
+		if dec != nil {
+			b := x.Bits16()
+			v := make([]float32, len(b))
+			for i, h := range b {
+				v[i] = dec(h)
+			}
+			y := tensor.FromF32(x.Shape, v)
+			y.Logical = x.Logical
+			x, any = y, true
+		}
+		w[n] = x
+	}
+	return w, any, nil
 }
 
 // Unary code alternatives, derived from the reference codes and inputs.

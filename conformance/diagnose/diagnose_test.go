@@ -468,3 +468,38 @@ func TestLikelyCause(t *testing.T) {
 		})
 	}
 }
+
+// TestWrittenAsF32: a GEMV computing fp16 outputs whose harness writes
+// them as float32 is told so, whether it claims the fp16 profile or
+// another.
+func TestWrittenAsF32(t *testing.T) {
+	f16out := func(_ *suite.Suite, p ops.Params, in ops.Tensors) ops.Tensors {
+		p = withParams(p, map[string]string{"schedule": "seq-f16out"})
+		out, err := ops.Run("gemv.awq", p, in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		y := out["y"]
+		if y.DType != tensor.F16 {
+			t.Fatalf("seq-f16out y is %s, want F16", y.DType)
+		}
+		b := y.Bits16()
+		v := make([]float32, len(b))
+		for i, h := range b {
+			v[i] = half.DecodeFP16(h) // as a harness's y.float() does
+		}
+		return ops.Tensors{"y": tensor.FromF32(y.Shape, v)}
+	}
+	for _, tc := range []struct{ claim, class string }{
+		{"seq", "written-as-f32:profile:seq-f16out"},
+		{"seq-f16out", "written-as-f32"},
+	} {
+		t.Run(tc.claim, func(t *testing.T) {
+			s, tasks := goldenTasks(t, "gemv-awq", tc.claim, f16out)
+			d := mustClass(t, s, tc.claim, tasks, tc.class)
+			if len(d.Classes) != 1 {
+				t.Errorf("classes %v, want only %s", d.Classes, tc.class)
+			}
+		})
+	}
+}
