@@ -2,12 +2,14 @@ package diagnose
 
 import (
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/bitexact/bitexact/conformance/suite"
 	"github.com/bitexact/bitexact/golden"
 	"github.com/bitexact/bitexact/refimpl/awq"
 	"github.com/bitexact/bitexact/refimpl/fp8"
+	"github.com/bitexact/bitexact/refimpl/gemv"
 	"github.com/bitexact/bitexact/refimpl/half"
 	"github.com/bitexact/bitexact/refimpl/nvfp4"
 	"github.com/bitexact/bitexact/refimpl/ops"
@@ -501,5 +503,31 @@ func TestWrittenAsF32(t *testing.T) {
 				t.Errorf("classes %v, want only %s", d.Classes, tc.class)
 			}
 		})
+	}
+}
+
+// TestGEMVProfileDocs: a GEMV profile's doc names fp16 partials or an
+// fp16 output exactly when its schedule has them.
+func TestGEMVProfileDocs(t *testing.T) {
+	n := 0
+	for k, doc := range profileDocs {
+		op, name, _ := strings.Cut(k, "/")
+		if !strings.HasPrefix(op, "gemv.") {
+			continue
+		}
+		sc, err := gemv.Lookup(name)
+		if err != nil {
+			t.Fatalf("%s: %v", k, err)
+		}
+		n++
+		if got, want := strings.Contains(doc, "fp16 partial"), sc.Partial == gemv.FP16 || sc.Accum == gemv.FP16; got != want {
+			t.Errorf("%s: doc %q mentions fp16 partials: %v, schedule has them: %v", k, doc, got, want)
+		}
+		if got, want := strings.Contains(doc, "fp16 output"), sc.Out == gemv.FP16; got != want {
+			t.Errorf("%s: doc %q mentions an fp16 output: %v, schedule has one: %v", k, doc, got, want)
+		}
+	}
+	if n == 0 {
+		t.Fatal("no GEMV profile docs")
 	}
 }
