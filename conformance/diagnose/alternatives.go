@@ -13,6 +13,7 @@ import (
 	"github.com/bitexact/bitexact/refimpl/awq"
 	"github.com/bitexact/bitexact/refimpl/fp4"
 	"github.com/bitexact/bitexact/refimpl/fp8"
+	"github.com/bitexact/bitexact/refimpl/half"
 	"github.com/bitexact/bitexact/refimpl/nvfp4"
 	"github.com/bitexact/bitexact/refimpl/ops"
 	"github.com/bitexact/bitexact/refimpl/tensor"
@@ -52,12 +53,12 @@ var profileDocs = map[string]string{
 	"e8m0.shared_scale/ceil":          "E8M0 scale rounded up (ceil of log2)",
 	"e8m0.shared_scale/even":          "E8M0 scale rounded to nearest even",
 	"e8m0.shared_scale/rceil":         "E8M0 scale from amax/emax rounded up (cuBLAS/TE RCEIL)",
-	"gemv.awq/seq-f16out":             "fp16 partial sums / fp16 output instead of fp32",
+	"gemv.awq/seq-f16out":             "float32 accumulation as seq, the result rounded once to an fp16 output",
 	"gemv.awq/seq-fma":                "fused multiply-add (FMA contraction) where the reference multiplies then adds",
 	"gemv.awq/seq":                    "unfused multiply then add, sequential order",
 	"gemv.mxfp4_q8_1/seq-fma":         "fused multiply-add (FMA contraction), sequential order",
 	"gemv.mxfp4_q8_1/mmvq-nofma":      "unfused multiply-add in the mmvq schedule",
-	"gemv.sparse_fp4/sparse-v7-nofma": "unfused multiply-add in the v7 schedule",
+	"gemv.sparse_fp4/sparse-v7-nofma": "unfused multiply-add in the v7 schedule (64-element K tiles summed into fp16 partials, four interleaved accumulators, fp16 output)",
 	"awq.pack/gptq-v1":                "GPTQ layout storing zero points minus one",
 	"awq.pack/gptq-v2":                "GPTQ layout (sequential nibbles along IC)",
 	"awq.pack/awq-gemv":               "AutoAWQ GEMV layout (transposed, sequential nibbles)",
@@ -122,8 +123,13 @@ func Alternatives(s *suite.Suite, against string) []Alternative {
 				return out, true, nil
 			}})
 	}
+	// 2. The claimed or another profile's fp16 or bf16 outputs written as
+	// float32: the harness wrote the right numbers in the wrong dtype.
+	if has16BitOutputs(s) {
+		alts = append(alts, widenedAlternatives(s, against)...)
+	}
 	switch s.Op {
-	case "e2m1.encode", "fp8.encode":
+	case "e2m1.encode", "fp8.encode", "bf16.encode", "fp16.encode":
 		alts = append(alts, unaryAlternatives()...)
 	}
 	alts = append(alts, Alternative{Class: "ftz-inputs", Doc: "float32 subnormal inputs flushed to zero (FTZ/DAZ) before the reference computation",
@@ -137,6 +143,8 @@ func Alternatives(s *suite.Suite, against string) []Alternative {
 		alts = append(alts, mxfp4Alternatives()...)
 	case "awq.pack":
 		alts = append(alts, awqAlternatives()...)
+	case "awq.quantize":
+		alts = append(alts, awqQuantizeAlternatives()...)
 	case "sparse24.compress":
 		alts = append(alts,
 			Alternative{Class: "sparse24-indices-swapped", Doc: "the two 2-bit indices of each metadata nibble swapped (i1 | i0<<2), values in ascending order",
@@ -150,23 +158,106 @@ func Alternatives(s *suite.Suite, against string) []Alternative {
 	return alts
 }
 
+// has16BitOutputs reports whether some golden case of s has an F16 or
+// BF16 output.
+func has16BitOutputs(s *suite.Suite) bool {
+	for _, t := range s.Tasks {
+		for _, c := range t.Cases {
+			for _, o := range c.Outputs {
+				if o.DType == string(tensor.F16) || o.DType == string(tensor.BF16) {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// widenedAlternatives are the claimed profile's and every other profile's
+// outputs with their 16-bit float tensors written as float32.
+func widenedAlternatives(s *suite.Suite, against string) []Alternative {
+	alts := []Alternative{{Class: "written-as-f32",
+		Doc:     "the claimed profile's fp16/bf16 outputs, each value widened to float32: the kernel computes the claim; write the results file's tensor in its 16-bit dtype",
+		Compute: func(s *suite.Suite, t Task) (ops.Tensors, bool, error) { return widened(t.Reference) }}}
+	for _, p := range s.Profiles {
+		if p == against {
+			continue
+		}
+		p := p
+		alts = append(alts, Alternative{Class: "written-as-f32:profile:" + p,
+			Doc: "the fp16/bf16 outputs of " + profileDoc(s.Op, p) + ", each value widened to float32: the kernel computes that profile; claim it and write the results file's tensor in its 16-bit dtype",
+			Compute: func(s *suite.Suite, t Task) (ops.Tensors, bool, error) {
+				out, ok := t.Expected[p]
+				if !ok {
+					var err error
+					if out, err = s.Compute(context.Background(), golden.Native{}, t.Task, p, t.Inputs); err != nil {
+						return nil, false, nil
+					}
+				}
+				return widened(out)
+			}})
+	}
+	return alts
+}
+
+// widened returns out with every F16 and BF16 tensor converted exactly to
+// F32 (same shape), or ok=false when out has none (the alternative would
+// then be the profile itself).
+func widened(out ops.Tensors) (ops.Tensors, bool, error) {
+	w := ops.Tensors{}
+	any := false
+	for n, x := range out {
+		var dec func(uint16) float32
+		switch x.DType {
+		case tensor.F16:
+			dec = half.DecodeFP16
+		case tensor.BF16:
+			dec = half.DecodeBF16
+		}
+		if dec != nil {
+			b := x.Bits16()
+			v := make([]float32, len(b))
+			for i, h := range b {
+				v[i] = dec(h)
+			}
+			y := tensor.FromF32(x.Shape, v)
+			y.Logical = x.Logical
+			x, any = y, true
+		}
+		w[n] = x
+	}
+	return w, any, nil
+}
+
 // Unary code alternatives, derived from the reference codes and inputs.
 
+// codeFormat describes a sign-magnitude code of up to 16 bits whose
+// magnitude codes are ordered by value (true of E2M1, FP8, bf16 and fp16),
+// so that one magnitude step is one code step.
 type codeFormat struct {
-	sign, mag uint8
-	decode    func(uint8) float32
+	sign, mag uint16
+	// man masks the mantissa: a code with magnitude in 1..man is subnormal.
+	man    uint16
+	decode func(uint16) float32
+	// out is the op's code output; wide codes are 16-bit tensors.
+	out  string
+	wide bool
 }
 
 func formatOf(op string, p ops.Params) (codeFormat, bool) {
 	switch op {
 	case "e2m1.encode":
-		return codeFormat{0x8, 0x7, fp4.Decode}, true
+		return codeFormat{0x8, 0x7, 0x1, func(c uint16) float32 { return fp4.Decode(uint8(c)) }, "codes", false}, true
 	case "fp8.encode":
 		f, err := fp8.LookupFormat(p.Get("format", "e4m3"))
 		if err != nil {
 			return codeFormat{}, false
 		}
-		return codeFormat{0x80, 0x7f, f.Decode}, true
+		return codeFormat{0x80, 0x7f, 1<<f.ManBits - 1, func(c uint16) float32 { return f.Decode(uint8(c)) }, "codes", false}, true
+	case "bf16.encode":
+		return codeFormat{0x8000, 0x7fff, 0x7f, half.DecodeBF16, "y", true}, true
+	case "fp16.encode":
+		return codeFormat{0x8000, 0x7fff, 0x3ff, half.DecodeFP16, "y", true}, true
 	}
 	return codeFormat{}, false
 }
@@ -174,39 +265,53 @@ func formatOf(op string, p ops.Params) (codeFormat, bool) {
 func isFinite(v float32) bool { return !math.IsNaN(float64(v)) && !math.IsInf(float64(v), 0) }
 
 // mapCodes applies f(x, refCode) to every element of a unary task.
-func mapCodes(s *suite.Suite, t Task, f func(cf codeFormat, x float32, c uint8) uint8) (ops.Tensors, bool, error) {
+func mapCodes(s *suite.Suite, t Task, f func(cf codeFormat, x float32, c uint16) uint16) (ops.Tensors, bool, error) {
 	cf, ok := formatOf(s.Op, t.Params)
+	if !ok {
+		return nil, false, nil
+	}
 	x, okx := t.Inputs["x"]
-	ref, okr := t.Reference["codes"]
-	if !ok || !okx || !okr || x.DType != tensor.F32 || len(ref.Data) != x.Len() {
+	ref, okr := t.Reference[cf.out]
+	if !okx || !okr || x.DType != tensor.F32 || ref.Len() != x.Len() || (ref.DType.Size() == 2) != cf.wide {
 		return nil, false, nil
 	}
 	xs := x.F32()
+	if cf.wide {
+		codes := ref.Bits16()
+		out := make([]uint16, len(codes))
+		for i, c := range codes {
+			out[i] = f(cf, xs[i], c)
+		}
+		r := tensor.FromBits16(ref.DType, ref.Shape, out)
+		r.Logical = ref.Logical
+		return ops.Tensors{cf.out: r}, true, nil
+	}
 	out := make([]uint8, len(ref.Data))
 	for i, c := range ref.Data {
-		out[i] = f(cf, xs[i], c)
+		out[i] = uint8(f(cf, xs[i], uint16(c)))
 	}
 	r := tensor.FromU8(ref.Shape, out)
+	r.DType = ref.DType
 	r.Logical = ref.Logical
-	return ops.Tensors{"codes": r}, true, nil
+	return ops.Tensors{cf.out: r}, true, nil
 }
 
 // neighbour returns the code one magnitude step from c (dir +1 or -1),
 // same sign, if it is a finite value.
-func neighbour(cf codeFormat, c uint8, dir int) (uint8, bool) {
+func neighbour(cf codeFormat, c uint16, dir int) (uint16, bool) {
 	m := int(c & cf.mag)
 	m += dir
 	if m < 0 || m > int(cf.mag) {
 		return 0, false
 	}
-	n := c&cf.sign | uint8(m)
+	n := c&cf.sign | uint16(m)
 	return n, isFinite(cf.decode(n))
 }
 
 // tieTo moves an exact midpoint to the neighbour of larger (away) or
 // smaller magnitude.
-func tieTo(away bool) func(cf codeFormat, x float32, c uint8) uint8 {
-	return func(cf codeFormat, x float32, c uint8) uint8 {
+func tieTo(away bool) func(cf codeFormat, x float32, c uint16) uint16 {
+	return func(cf codeFormat, x float32, c uint16) uint16 {
 		v := cf.decode(c)
 		if !isFinite(x) || !isFinite(v) {
 			return c
@@ -232,15 +337,17 @@ func tieTo(away bool) func(cf codeFormat, x float32, c uint8) uint8 {
 }
 
 func unaryAlternatives() []Alternative {
-	wrap := func(f func(cf codeFormat, x float32, c uint8) uint8) func(*suite.Suite, Task) (ops.Tensors, bool, error) {
+	wrap := func(f func(cf codeFormat, x float32, c uint16) uint16) func(*suite.Suite, Task) (ops.Tensors, bool, error) {
 		return func(s *suite.Suite, t Task) (ops.Tensors, bool, error) { return mapCodes(s, t, f) }
 	}
 	return []Alternative{
 		{Class: "ties-away", Doc: "exact midpoints rounded away from zero instead of to even", Compute: wrap(tieTo(true))},
 		{Class: "ties-toward-zero", Doc: "exact midpoints rounded toward zero instead of to even", Compute: wrap(tieTo(false))},
-		{Class: "truncation", Doc: "round toward zero (truncation) instead of to nearest", Compute: wrap(func(cf codeFormat, x float32, c uint8) uint8 {
+		{Class: "truncation", Doc: "round toward zero (truncation, e.g. the top 16 bits of a float32 for bf16) instead of to nearest", Compute: wrap(func(cf codeFormat, x float32, c uint16) uint16 {
 			v := cf.decode(c)
-			if !isFinite(x) || !isFinite(v) || math.Abs(float64(v)) <= math.Abs(float64(x)) {
+			// A finite input that rounded to infinity truncates to the
+			// largest finite code, as IEEE round-toward-zero overflows.
+			if !isFinite(x) || math.IsNaN(float64(v)) || math.Abs(float64(v)) <= math.Abs(float64(x)) {
 				return c
 			}
 			if n, ok := neighbour(cf, c, -1); ok {
@@ -248,19 +355,25 @@ func unaryAlternatives() []Alternative {
 			}
 			return c
 		})},
-		{Class: "nan-sign-kept", Doc: "a negative NaN keeps its sign in the code", Compute: wrap(func(cf codeFormat, x float32, c uint8) uint8 {
+		{Class: "nan-sign-kept", Doc: "a negative NaN keeps its sign in the code", Compute: wrap(func(cf codeFormat, x float32, c uint16) uint16 {
 			if x != x && math.Signbit(float64(x)) {
 				return c | cf.sign
 			}
 			return c
 		})},
-		{Class: "nan-sign-cleared", Doc: "every NaN encodes with the sign bit clear", Compute: wrap(func(cf codeFormat, x float32, c uint8) uint8 {
+		{Class: "nan-sign-cleared", Doc: "every NaN encodes with the sign bit clear", Compute: wrap(func(cf codeFormat, x float32, c uint16) uint16 {
 			if x != x {
 				return c &^ cf.sign
 			}
 			return c
 		})},
-		{Class: "negative-zero-cleared", Doc: "results of magnitude zero always +0 (the -0 code never produced)", Compute: wrap(func(cf codeFormat, x float32, c uint8) uint8 {
+		{Class: "ftz-outputs", Doc: "subnormal results flushed to zero of the same sign (FTZ on the output)", Compute: wrap(func(cf codeFormat, x float32, c uint16) uint16 {
+			if m := c & cf.mag; m != 0 && m <= cf.man {
+				return c & cf.sign
+			}
+			return c
+		})},
+		{Class: "negative-zero-cleared", Doc: "results of magnitude zero always +0 (the -0 code never produced)", Compute: wrap(func(cf codeFormat, x float32, c uint16) uint16 {
 			if c == cf.sign {
 				return 0
 			}
@@ -385,6 +498,16 @@ func nvfp4Alternatives(against string) []Alternative {
 		r.FP4 = p
 		add("e2m1-profile:"+p.Name, "E2M1 elements rounded as "+profileDoc("e2m1.encode", p.Name), r)
 	}
+	// Two changes the recipe cannot express as data, computed by
+	// nvfp4Steps: a block-scale cast that truncates, and the element
+	// division x/d done as x*(1/d).
+	alts = append(alts,
+		Alternative{Class: "scale-cast:rz", Doc: "E4M3 block-scale cast rounding toward zero (truncating) instead of to nearest even; overflow to 448",
+			Compute: func(s *suite.Suite, t Task) (ops.Tensors, bool, error) { return nvfp4Steps(t, base, true, false) }})
+	if base.Element == nvfp4.DivDequantScale {
+		alts = append(alts, Alternative{Class: "element-rule:mul-rcp-d", Doc: "element scaling x * float32(1/d) with d = float32(s/g), instead of x / d",
+			Compute: func(s *suite.Suite, t Task) (ops.Tensors, bool, error) { return nvfp4Steps(t, base, false, true) }})
+	}
 	zp := base.FP4
 	zp.Name += "-zero-positive"
 	zp.Zero = fp4.ZeroPositive
@@ -427,6 +550,125 @@ func nvfp4Run(t Task, r nvfp4.Recipe) (ops.Tensors, bool, error) {
 	packed := tensor.FromU8([]int{m, k / 2}, q.Packed)
 	packed.Logical = "e2m1x2"
 	return ops.Tensors{"packed": packed, "scales": scales, "global": tensor.FromF32([]int{1}, []float32{q.Global})}, true, nil
+}
+
+// nvfp4Steps is nvfp4.quantize under recipe r written out step by step
+// (the formulas of refimpl/nvfp4's Recipe docs), with the E4M3 block-scale
+// cast rounding toward zero (rz) or the DivDequantScale element division
+// done as a multiplication by the correctly rounded reciprocal (rcp; a zero
+// d still gives x*0, as guarded kernels do). With neither it equals
+// nvfp4.QuantizeWithGlobal (a test holds it to that on the golden set).
+func nvfp4Steps(t Task, r nvfp4.Recipe, rz, rcp bool) (ops.Tensors, bool, error) {
+	x, ok := t.Inputs["x"]
+	if !ok || x.DType != tensor.F32 || len(x.Shape) != 2 || x.Shape[1]%nvfp4.BlockSize != 0 {
+		return nil, false, nil
+	}
+	m, k := x.Shape[0], x.Shape[1]
+	xs := x.F32()
+	var g float32
+	if gs, ok := t.Params["global"]; ok {
+		f, err := strconv.ParseFloat(gs, 32)
+		if err != nil {
+			return nil, false, err
+		}
+		g = float32(f)
+	} else {
+		g = nvfp4.GlobalFromAmax(nvfp4.TensorAmax(xs), r)
+	}
+	canon := func(v float32) float32 {
+		if v != v {
+			return math.Float32frombits(0x7fc00000)
+		}
+		return v
+	}
+	scales := make([]uint8, len(xs)/nvfp4.BlockSize)
+	packed := make([]uint8, len(xs)/2)
+	for blk := range scales {
+		bx := xs[blk*nvfp4.BlockSize : (blk+1)*nvfp4.BlockSize]
+		var b float32
+		nan := false
+		for _, v := range bx {
+			a := float32(math.Abs(float64(v)))
+			if v != v {
+				nan = true
+				continue
+			}
+			b = max(b, a)
+		}
+		if nan && r.BlockAmax == nvfp4.PropagateNaN {
+			b = canon(float32(math.NaN()))
+		}
+		var tv float32
+		switch r.BlockScale {
+		case nvfp4.DivSixMulGlobal:
+			tv = float32(b/nvfp4.E2M1Max) * g
+		case nvfp4.MulRcpSixMulGlobal:
+			tv = g * float32(b*float32(1.0/6.0))
+		case nvfp4.DivSixDivPerTensor:
+			tv = float32(b/nvfp4.E2M1Max) / g
+		case nvfp4.DivSixTimesPerTensor:
+			tv = b / float32(nvfp4.E2M1Max*g)
+		}
+		tv = canon(tv)
+		if r.ScaleMin > 0 && tv == tv {
+			tv = min(max(tv, r.ScaleMin), nvfp4.E4M3Max)
+		}
+		if r.ZeroScaleOne && tv == 0 {
+			tv = 1
+		}
+		sc := fp8.E4M3.Encode(tv, r.ScaleCast)
+		if rz && tv == tv && !math.IsInf(float64(tv), 0) {
+			// Round toward zero: step down from a code above |t|; a
+			// finite t past the range truncates to 448.
+			if v := fp8.E4M3.Decode(sc); v != v {
+				sc = sc&0x80 | 0x7e
+			} else if float32(math.Abs(float64(v))) > float32(math.Abs(float64(tv))) {
+				sc--
+			}
+		}
+		scales[blk] = sc
+		s := fp8.E4M3.Decode(sc)
+		var q [nvfp4.BlockSize]float32
+		for i, v := range bx {
+			switch r.Element {
+			case nvfp4.MulRcpRcp:
+				var o float32
+				if s != 0 {
+					o = canon(1 / float32(s*float32(1/g)))
+				}
+				q[i] = canon(v * o)
+			case nvfp4.MulRcpPerTensorDivScale:
+				q[i] = canon(v * canon(float32(1/g)/s))
+			case nvfp4.DivPerTensorTimesScale:
+				q[i] = canon(v / canon(g*s))
+			default:
+				d := canon(s / g)
+				switch {
+				case d == 0:
+					q[i] = canon(v * 0)
+				case rcp:
+					q[i] = canon(v * canon(1/d))
+				default:
+					q[i] = canon(v / d)
+				}
+			}
+		}
+		for i := 0; i < nvfp4.BlockSize; i += 2 {
+			packed[(blk*nvfp4.BlockSize+i)/2] = r.FP4.Encode(q[i])&0xF | r.FP4.Encode(q[i+1])<<4
+		}
+	}
+	sct := tensor.FromU8([]int{m, k / nvfp4.BlockSize}, scales)
+	if t.Params["swizzle"] == "1" {
+		sw, err := nvfp4.Swizzle(scales, m, k/nvfp4.BlockSize)
+		if err != nil {
+			return nil, false, err
+		}
+		sct = tensor.FromU8([]int{len(sw)}, sw)
+	}
+	sct.Logical = "e4m3"
+	pt := tensor.FromU8([]int{m, k / 2}, packed)
+	pt.Logical = "e2m1x2"
+	return ops.Tensors{"packed": pt, "scales": sct, "global": tensor.FromF32([]int{1}, []float32{g})}, true, nil
 }
 
 // MXFP4: every named mode x E2M1 profile through the registered op.
@@ -519,6 +761,76 @@ func awqAlternatives() []Alternative {
 				})
 			}},
 	}
+}
+
+// AWQ quantizers write the vLLM GEMM layout (AutoAWQ order, zero points
+// stored as is). The same layout classes as for awq.pack: the claimed
+// quantizer rerun, its nibbles packed in the sequential order or its zero
+// points stored minus one (modulo 16, as a 4-bit field holds it).
+// AutoAWQ's repack values are packed unmasked, as its from_linear does
+// (awq.Quantized.PackAutoAWQ).
+func awqQuantizeAlternatives() []Alternative {
+	run := func(t Task, wOrder, zOrder [8]int, zOff int) (ops.Tensors, bool, error) {
+		qz, err := awq.QuantizerByName(t.Params.Get("quantizer", "forge"))
+		w, ok := t.Inputs["w"]
+		sc, oks := t.Reference["scales"]
+		if err != nil || !ok || !oks || w.DType != tensor.F16 || len(w.Shape) != 2 {
+			return nil, false, nil
+		}
+		ic, oc := w.Shape[0], w.Shape[1]
+		g, err := t.Params.Int("group", 128)
+		if err != nil {
+			return nil, false, nil
+		}
+		if g == -1 {
+			g = ic
+		}
+		if g <= 0 || ic%g != 0 || oc%8 != 0 {
+			return nil, false, nil
+		}
+		q, err := awq.Quantize(w.Bits16(), ic, oc, g, qz)
+		if err != nil {
+			return nil, false, nil
+		}
+		vals := make([]int32, len(q.Q))
+		for i, v := range q.Q {
+			vals[i] = int32(v)
+		}
+		if q.IntWeight != nil {
+			vals = q.IntWeight
+		}
+		zs := make([]int32, len(q.Zeros))
+		for i, z := range q.Zeros {
+			zs[i] = (int32(z) + int32(zOff)) & 15
+		}
+		return ops.Tensors{"qweight": packWords(vals, ic, oc, wOrder), "qzeros": packWords(zs, ic/g, oc, zOrder), "scales": sc}, true, nil
+	}
+	awqO, seq := awq.OrderAWQ, awq.OrderSequential
+	return []Alternative{
+		{Class: "awq-nibble-order", Doc: "weight and zero nibbles packed sequentially instead of in the AWQ order [0,2,4,6,1,3,5,7]",
+			Compute: func(s *suite.Suite, t Task) (ops.Tensors, bool, error) { return run(t, seq, seq, 0) }},
+		{Class: "awq-weight-nibble-order", Doc: "weight nibbles only packed sequentially instead of in the AWQ order [0,2,4,6,1,3,5,7]",
+			Compute: func(s *suite.Suite, t Task) (ops.Tensors, bool, error) { return run(t, seq, awqO, 0) }},
+		{Class: "gptq-zero-minus-one", Doc: "zero points stored minus one (the GPTQ v1 convention), modulo 16",
+			Compute: func(s *suite.Suite, t Task) (ops.Tensors, bool, error) { return run(t, awqO, awqO, -1) }},
+	}
+}
+
+// packWords packs v [rows, cols] as int32 [rows, cols/8]: nibble p of word
+// j holds v[8j+order[p]] shifted left 4p, unmasked (values outside 0..15
+// spill into the other nibbles, as AutoAWQ's from_linear lets them).
+func packWords(v []int32, rows, cols int, order [8]int) tensor.Tensor {
+	out := make([]int32, rows*cols/8)
+	for r := 0; r < rows; r++ {
+		for j := 0; j < cols/8; j++ {
+			var w uint32
+			for p, e := range order {
+				w |= uint32(v[r*cols+8*j+e]) << (4 * p)
+			}
+			out[r*cols/8+j] = int32(w)
+		}
+	}
+	return tensor.FromI32([]int{rows, cols / 8}, out)
 }
 
 // sparseMeta swaps the two indices of every metadata nibble and, for the

@@ -6,9 +6,10 @@
 // bit for bit on every task, or that none does.
 //
 // An alternative explains the results only when it reproduces every
-// output of every task exactly; a partial match is reported separately,
-// with the number of mismatching elements it accounts for, and is never
-// called an explanation.
+// output of every task exactly. A partial match is never called an
+// explanation; the best one is reported as a hint, with the number of
+// mismatching elements it accounts for, only when it is the likely cause
+// by the rule of LikelyCause.
 package diagnose
 
 import (
@@ -67,8 +68,9 @@ type Diagnosis struct {
 	Explained bool `json:"explained"`
 	// Classes are the exact alternatives, most specific first.
 	Classes []Match `json:"classes,omitempty"`
-	// Partial is the best inexact alternative, if any explains at least
-	// one mismatch.
+	// Partial is the best inexact alternative (most mismatches explained
+	// net of those broken), set only when no alternative is exact and it
+	// passes LikelyCause.
 	Partial *Match `json:"partial,omitempty"`
 	// Tried is the number of alternatives evaluated.
 	Tried int `json:"tried"`
@@ -135,10 +137,21 @@ func Run(s *suite.Suite, against string, tasks []Task) (Diagnosis, error) {
 	sort.SliceStable(partial, func(i, j int) bool {
 		return partial[i].Explained-partial[i].Broken > partial[j].Explained-partial[j].Broken
 	})
-	if !d.Explained && len(partial) > 0 {
+	if !d.Explained && len(partial) > 0 && LikelyCause(partial[0], d.Mismatches) {
 		d.Partial = &partial[0]
 	}
 	return d, nil
+}
+
+// LikelyCause is the rule for showing an inexact alternative as a hint:
+// it reproduces at least half of the mismatching elements and changes no
+// element the results got right. An alternative that breaks a correct
+// element computes something the kernel does not, and one that accounts
+// for a small share of the mismatches (FTZ on the few subnormal inputs of
+// a kernel wrong everywhere) says nothing about the rest, so either would
+// point at an unrelated class.
+func LikelyCause(m Match, mismatches int) bool {
+	return m.Broken == 0 && m.Explained > 0 && 2*m.Explained >= mismatches
 }
 
 // countDiff counts differing elements (in units of each tensor's dtype);

@@ -13,5 +13,5 @@ func ExampleClasses() {
 	s, _ := suite.Resolve(set, "e4m3")
 	fmt.Println(diagnose.Classes(s, "satfinite"))
 	// Output:
-	// [ftz-inputs nan-sign-cleared nan-sign-kept negative-zero-cleared nibble-swap profile:nosat ties-away ties-toward-zero truncation]
+	// [ftz-inputs ftz-outputs nan-sign-cleared nan-sign-kept negative-zero-cleared nibble-swap profile:nosat ties-away ties-toward-zero truncation]
 }

@@ -2,12 +2,14 @@ package mutants
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 	"testing"
 
 	"github.com/bitexact/bitexact/conformance/certificate"
 	"github.com/bitexact/bitexact/conformance/suite"
 	"github.com/bitexact/bitexact/golden"
+	"github.com/bitexact/bitexact/refimpl/ops"
 )
 
 func certify(t *testing.T, set *golden.Set, m Mutant) *certificate.Certificate {
@@ -90,6 +92,10 @@ func judge(t *testing.T, c *certificate.Certificate, class, survives string) (ki
 	for _, cl := range c.Diagnosis.Classes {
 		got = append(got, cl.Class)
 	}
+	if p := c.Diagnosis.Partial; p != nil && p.Class != class {
+		// diagnose.LikelyCause must not show a hint naming another class.
+		t.Errorf("hint %q names %s, not the mutant's class %q", c.Diagnosis.Summary(), p.Class, class)
+	}
 	if class == "" {
 		if c.Diagnosis.Explained {
 			t.Errorf("bug outside the library explained by %v", got)
@@ -103,6 +109,93 @@ func judge(t *testing.T, c *certificate.Certificate, class, survives string) (ki
 	}
 	t.Errorf("diagnosis %q does not name class %s (exact classes: %v)", c.Diagnosis.Summary(), class, got)
 	return true, false
+}
+
+// TestPartialHint holds diagnose.LikelyCause to the catalogue from the
+// other side: a mutant with a library class whose outputs are also wrong
+// in one more element (one bit of the first byte of the first output of
+// the first task flipped) is no longer explained exactly, and the hint
+// must name its class or a class equivalent to it on the suite.
+func TestPartialHint(t *testing.T) {
+	set, err := golden.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	hinted, tried := 0, 0
+	for _, m := range Catalog() {
+		if m.Class == "" || m.Survives != "" {
+			continue
+		}
+		t.Run(m.Name, func(t *testing.T) {
+			s, err := suite.Resolve(set, m.Suite)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out, err := m.Outputs(s, set)
+			if err != nil {
+				t.Fatal(err)
+			}
+			build := func(out map[string]ops.Tensors) *certificate.Certificate {
+				c, err := certificate.Build(certificate.Input{Suite: s, Set: set, Backend: "results", Implementation: "mutant " + m.Name,
+					Claimed: m.Claim, Outputs: out})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return c
+			}
+			c := build(out)
+			if c.Diagnosis == nil || !c.Diagnosis.Explained {
+				t.Fatalf("not diagnosed: %s", c.Verdict)
+			}
+			if c.Diagnosis.Mismatches < 3 {
+				t.Skipf("%d mismatches: one more wrong element may leave the class under half of them", c.Diagnosis.Mismatches)
+			}
+			ref, err := set.Expected(s.Tasks[0].Cases[m.Claim])
+			if err != nil {
+				t.Fatal(err)
+			}
+			for n, r := range ref {
+				if o, ok := out[s.Tasks[0].Name][n]; ok && o.DType != r.DType {
+					t.Skipf("output %s is %s where the reference's is %s: such a tensor is scored whole, not by element", n, o.DType, r.DType)
+				}
+			}
+			equiv := map[string]bool{}
+			for _, cl := range c.Diagnosis.Classes {
+				equiv[cl.Class] = true
+			}
+			task := s.Tasks[0].Name
+			names := make([]string, 0, len(out[task]))
+			for n := range out[task] {
+				names = append(names, n)
+			}
+			sort.Strings(names)
+			o := out[task][names[0]]
+			o.Data = append([]byte{}, o.Data...)
+			o.Data[0] ^= 1
+			corrupt := map[string]ops.Tensors{}
+			for k, v := range out {
+				corrupt[k] = v
+			}
+			corrupt[task] = ops.Tensors{}
+			for k, v := range out[task] {
+				corrupt[task][k] = v
+			}
+			corrupt[task][names[0]] = o
+			tried++
+			d := build(corrupt).Diagnosis
+			switch {
+			case d == nil || d.Explained:
+				t.Errorf("corrupted outputs: diagnosis %+v", d)
+			case d.Partial == nil:
+				t.Errorf("no hint: %s", d.Summary())
+			case !equiv[d.Partial.Class]:
+				t.Errorf("hint names %s, not one of %v", d.Partial.Class, c.Diagnosis.Classes)
+			default:
+				hinted++
+			}
+		})
+	}
+	t.Logf("partial hint names the class of %d of %d corrupted mutants", hinted, tried)
 }
 
 // TestReferenceConforms: the reference itself, through the same path,
