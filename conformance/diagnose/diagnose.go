@@ -144,14 +144,14 @@ func Run(s *suite.Suite, against string, tasks []Task) (Diagnosis, error) {
 }
 
 // LikelyCause is the rule for showing an inexact alternative as a hint:
-// it reproduces at least half of the mismatching elements and changes no
-// element the results got right. An alternative that breaks a correct
+// it reproduces at least three quarters of the mismatching elements and
+// changes no element the results got right. An alternative that breaks a correct
 // element computes something the kernel does not, and one that accounts
 // for a small share of the mismatches (FTZ on the few subnormal inputs of
 // a kernel wrong everywhere) says nothing about the rest, so either would
 // point at an unrelated class.
 func LikelyCause(m Match, mismatches int) bool {
-	return m.Broken == 0 && m.Explained > 0 && 2*m.Explained >= mismatches
+	return m.Broken == 0 && m.Explained > 0 && 4*m.Explained >= 3*mismatches
 }
 
 // countDiff counts differing elements (in units of each tensor's dtype);

@@ -17,9 +17,9 @@ const (
 // gemv_mxfp4.cu).
 var cudaPackingMutants = []CUDAMutant{
 	{Name: "cuda-awq-sequential-nibbles", Module: "awq", Kernel: "awq_forge_pack", Suite: "awq-quantize", Claim: awqClaim,
-		Class: "",
-		Doc: "weight nibbles packed in column order 0..7 instead of AWQ's 0,2,4,6,1,3,5,7 (the awq-quantize suite's diagnosis " +
-			"has no nibble-order alternative; awq-pack's has)",
+		Class: "awq-nibble-order",
+		Doc: "weight nibbles packed in column order 0..7 instead of AWQ's 0,2,4,6,1,3,5,7 (the awq-quantize suite's nibble-order " +
+			"alternative reproduces it; with forge's zero points all 8, the weight-only nibble order is equivalent on this suite)",
 		Find: awqRowPacking,
 		Replace: `  u32 lo = b[0] + (b[1] << 4) + (b[2] << 8) + (b[3] << 12);
   u32 hi = b[4] + (b[5] << 4) + (b[6] << 8) + (b[7] << 12);`},

@@ -1,0 +1,6 @@
+//go:build cuda
+
+package main
+
+// builtWithCUDA: this test binary has the CUDA harness (certify_cuda.go).
+const builtWithCUDA = true
