@@ -12,7 +12,7 @@ import (
 	"github.com/bitexact/bitexact/wasm"
 )
 
-func e4m3(t *testing.T, profile string) (*golden.Set, *suite.Suite, map[string]ops.Tensors) {
+func e4m3(t testing.TB, profile string) (*golden.Set, *suite.Suite, map[string]ops.Tensors) {
 	t.Helper()
 	set, err := golden.Default()
 	if err != nil {

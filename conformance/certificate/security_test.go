@@ -11,29 +11,14 @@ import (
 	"testing"
 
 	"github.com/bitexact/bitexact/conformance/results"
-	"github.com/bitexact/bitexact/conformance/suite"
 	"github.com/bitexact/bitexact/golden"
-	"github.com/bitexact/bitexact/refimpl/ops"
 )
 
 // failing is a certificate of e4m3 nosat outputs claiming satfinite: it
 // does not conform.
 func failing(t testing.TB, impl string) (*Certificate, Context) {
 	t.Helper()
-	set, err := golden.Default()
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := suite.Resolve(set, "e4m3")
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]ops.Tensors{}
-	for _, tk := range s.Tasks {
-		if out[tk.Name], err = set.Expected(tk.Cases["nosat"]); err != nil {
-			t.Fatal(err)
-		}
-	}
+	set, s, out := e4m3(t, "nosat")
 	c, err := Build(Input{Suite: s, Set: set, GoldenSHA256: ReleasedGoldenSHA256(), ReferenceWasm: "w", Backend: "results",
 		Implementation: impl, Claimed: "satfinite", Outputs: out})
 	if err != nil {
