@@ -1,7 +1,6 @@
 package bitexacttest
 
 import (
-	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -11,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bitexact/bitexact/conformance/gate"
 	"github.com/bitexact/bitexact/conformance/suite"
 	"github.com/bitexact/bitexact/golden"
 	"github.com/bitexact/bitexact/refimpl/ops"
@@ -52,41 +52,14 @@ func CheckSuite(name, profile string, f func(in Inputs) (Outputs, error), opts .
 	if err != nil {
 		return nil, err
 	}
-	outputs := map[string]ops.Tensors{}
-	for _, t := range g.s.Tasks {
-		in, err := g.set.Inputs(t.Cases[t.Profiles[0]])
-		if err != nil {
-			return nil, err
-		}
-		params, err := g.s.Params(t, p)
-		if err != nil {
-			return nil, err
-		}
-		var layout []golden.TensorInfo
-		if gc, ok := t.Cases[p]; ok {
-			layout = gc.Outputs
-		} else {
-			want, err := g.s.Compute(context.Background(), theReference, t, p, in)
-			if err != nil {
-				return nil, fmt.Errorf("bitexacttest: profile %s cannot be checked on task %s: the golden set has no case for it and the reference cannot compute it: %w", p, t.Name, err)
-			}
-			for _, n := range sortedNames(want) {
-				w := want[n]
-				layout = append(layout, golden.TensorInfo{Name: n, DType: string(w.DType), Logical: w.Logical, Shape: w.Shape})
-			}
-		}
-		c := &call{suite: g.s.Name, task: t.Name, params: params, in: in, layout: layout}
+	cert, err := g.certify(p, cfg.maxFirst, func(t gate.Task) (ops.Tensors, error) {
+		c := &call{suite: g.s.Name, task: t.Name, params: t.Params, in: t.Inputs, layout: t.Layout}
 		out, ferr := f(Inputs{c})
 		if ferr != nil {
 			return nil, errors.Join(c.err(), fmt.Errorf("bitexacttest: suite %s, task %s: the kernel: %w", g.s.Name, t.Name, ferr))
 		}
-		got, err := c.finish(out)
-		if err != nil {
-			return nil, err
-		}
-		outputs[t.Name] = got
-	}
-	cert, err := g.certify(p, outputs, cfg.maxFirst)
+		return c.finish(out)
+	})
 	if err != nil {
 		return nil, err
 	}
