@@ -223,7 +223,7 @@ func TestMetalCPU(t *testing.T) {
 	if *certDir != "" {
 		dir := filepath.Join(*certDir, "cpu-emulation")
 		c := NewCertificate("bitexact Metal CPU check (native/metal, g++ emulation; not an Apple GPU)", e, s, "embedded golden/data", vs)
-		if err := c.Write(dir); err != nil {
+		if err := c.WriteDir(dir); err != nil {
 			t.Fatal(err)
 		}
 		t.Logf("certificate written to %s", dir)
@@ -258,7 +258,7 @@ func TestScheduleMatters(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := Engine{B: e}.Run(context.Background(), c.op, ops.Params{"schedule": c.claim.String()}, in)
+		got, err := NewEngine(e).Run(context.Background(), c.op, ops.Params{"schedule": c.claim.String()}, in)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -315,7 +315,7 @@ func TestMXFP4FusedMatters(t *testing.T) {
 		}
 	}
 	in := ops.Tensors{"w": tensor.FromU8([]int{n, nb, 17}, w), "act": tensor.FromU8([]int{nb, 36}, act)}
-	got, err := Engine{B: e}.Run(context.Background(), "gemv.mxfp4_q8_1", ops.Params{"schedule": MXFP4Schedule.String()}, in)
+	got, err := NewEngine(e).Run(context.Background(), "gemv.mxfp4_q8_1", ops.Params{"schedule": MXFP4Schedule.String()}, in)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -424,7 +424,7 @@ func TestGEMVBound(t *testing.T) {
 			in["experts"] = tensor.FromI32([]int{2}, []int32{ex[0], ex[3]})
 			in["act"] = tensor.FromBits16(tensor.F16, []int{2, k}, append(append([]uint16(nil), act[:k]...), act[3*k:4*k]...))
 		}
-		got, err := Engine{B: e}.Run(context.Background(), c.op, c.p, in)
+		got, err := NewEngine(e).Run(context.Background(), c.op, c.p, in)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -518,7 +518,7 @@ func TestBadInputs(t *testing.T) {
 		{"mxfp4 gemv act blocks", "gemv.mxfp4_q8_1", ops.Params{"schedule": MXFP4Schedule.String()},
 			ops.Tensors{"w": u8(0, 2, 2, 17), "act": u8(0, 1, 36)}, `"act"`},
 	} {
-		_, err := Engine{B: noBackend{}}.Run(context.Background(), c.op, c.p, c.in)
+		_, err := NewEngine(noBackend{}).Run(context.Background(), c.op, c.p, c.in)
 		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "dispatched") {
 			t.Errorf("%s: err = %v, want one containing %q before any dispatch", c.name, err, c.want)
 		}
@@ -550,7 +550,7 @@ func TestSparse24WithScales(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := Engine{B: e}.Run(context.Background(), "sparse24.compress", p, in)
+		got, err := NewEngine(e).Run(context.Background(), "sparse24.compress", p, in)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -584,7 +584,7 @@ func TestNVFP4Global(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				got, err := Engine{B: e}.Run(context.Background(), "nvfp4.quantize", p, in)
+				got, err := NewEngine(e).Run(context.Background(), "nvfp4.quantize", p, in)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -6,9 +6,11 @@
 // package's plain `go test` uses on Linux as the check of the kernels'
 // logic.
 //
-// Both run through one Backend interface, so the op plumbing (Engine, the
-// kernel claims in Kernels, RunSuite and the certificate) is the same code
-// on both and is exercised on Linux. What a pass means differs:
+// Both run through one Backend interface, so the launch code (NewEngine,
+// behind conformance/gate's Engine, with the kernel claims in Kernels) and
+// the checks (RunSuite: conformance/gate's golden and declared-schedule
+// runners, reported as a conformance/certificate Gate record) are the
+// same code on both and are exercised on Linux. What a pass means differs:
 //
 //   - on the CPU emulation: indexing, packing, tie rules, integer bit
 //     manipulation and the declared float schedules are right, with IEEE

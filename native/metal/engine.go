@@ -5,10 +5,10 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
-	"sort"
 	"strconv"
 	"strings"
 
+	"github.com/bitexact/bitexact/conformance/gate"
 	"github.com/bitexact/bitexact/refimpl/gemv"
 	"github.com/bitexact/bitexact/refimpl/nvfp4"
 	"github.com/bitexact/bitexact/refimpl/ops"
@@ -43,195 +43,102 @@ type BackendInfo struct {
 	Details map[string]string `json:"details,omitempty"`
 }
 
-// Kernel describes one kernel under certification: what it claims to
-// compute, in the reference's terms.
-type Kernel struct {
-	// Name is the Metal entry point that computes the op's outputs.
-	Name string
-	// Module is the kernels/ family it is compiled from.
-	Module string
-	// Op is the refimpl/ops operation the kernel claims to implement.
-	Op string
-	// Claim lists the parameter values the kernel handles, for reports.
-	Claim string
-	// Schedule is the declared float schedule of a GEMV, nil otherwise.
-	Schedule *gemv.Schedule
-	// Doc says what the kernel is.
-	Doc string
-	// accepts reports whether the kernel implements Op under p.
-	accepts func(p ops.Params) bool
-	run     func(ctx context.Context, b Backend, k Kernel, p ops.Params, in ops.Tensors) (ops.Tensors, error)
-}
-
-// oneOf accepts a parameter that is absent or has one of the values.
-func oneOf(p ops.Params, key string, vals ...string) bool {
-	v, ok := p[key]
-	if !ok {
-		return true
-	}
-	for _, w := range vals {
-		if v == w {
-			return true
-		}
-	}
-	return false
-}
-
-// only accepts p when it has no keys other than those named.
-func only(p ops.Params, keys ...string) bool {
-	for k := range p {
-		found := false
-		for _, w := range keys {
-			found = found || k == w
-		}
-		if !found {
-			return false
-		}
-	}
-	return true
+// kernel is a claim (gate.Kernel) and the code that launches it.
+type kernel struct {
+	gate.Kernel
+	run func(ctx context.Context, b Backend, k gate.Kernel, p ops.Params, in ops.Tensors) (ops.Tensors, error)
 }
 
 // scheduleIs accepts p when its (required) schedule parameter names or
 // spells s.
-func scheduleIs(p ops.Params, s gemv.Schedule) bool {
-	v, ok := p["schedule"]
-	if !ok {
-		return false
+func scheduleIs(s gemv.Schedule) func(p ops.Params) bool {
+	return func(p ops.Params) bool {
+		v, ok := p["schedule"]
+		if !ok {
+			return false
+		}
+		got, err := gemv.Lookup(v)
+		return err == nil && got == s
 	}
-	got, err := gemv.Lookup(v)
-	return err == nil && got == s
+}
+
+// kernels lists every kernel with its claim and its launch code. A
+// parameter in Optional may be left out, selecting the op's default.
+var kernels = []kernel{
+	{gate.Kernel{Name: "e2m1_nvidia", Module: "e2m1", Conversion: "e2m1/nvidia", Op: "e2m1.encode",
+		Optional: map[string][]string{"profile": {"nvidia"}},
+		Doc:      "software E2M1 encode, nvidia profile (branchless thresholds, NaN -> +0x7)"}, runUnary},
+	{gate.Kernel{Name: "e4m3_satfinite", Module: "fp8", Conversion: "e4m3/satfinite", Op: "fp8.encode",
+		Params: ops.Params{"format": "e4m3", "profile": "satfinite"},
+		Doc:    "software E4M3 encode with cvt.rn.satfinite semantics (the NVFP4 block-scale cast)"}, runUnary},
+	{gate.Kernel{Name: "nvfp4_quantize", Module: "nvfp4", Op: "nvfp4.quantize",
+		Optional: map[string][]string{"recipe": {"canonical"}, "swizzle": {"0", "1"}, "global": nil},
+		Doc:      "NVFP4 canonical recipe: nvfp4_amax (integer simd_max and atomic max) then one thread per 16-element block"}, runNVFP4},
+	{gate.Kernel{Name: "mxfp4_quantize", Module: "mxfp4", Op: "mxfp4.quantize",
+		Optional: map[string][]string{"mode": {"floor", "ceil", "even", "rceil"}, "profile": {"nvidia"}},
+		Doc:      "MXFP4 quantize, one thread per 32-element block"}, runMXFP4},
+	{gate.Kernel{Name: "awq_pack", Module: "awq", Op: "awq.pack",
+		Optional: map[string][]string{"layout": {"awq"}},
+		Doc:      "AWQ packing of weight nibbles and zero points, order 0,2,4,6,1,3,5,7"}, runAWQPack},
+	{gate.Kernel{Name: "sparse24_compress", Module: "sparse24", Op: "sparse24.compress",
+		Optional: map[string][]string{"tie": {"lower-index", "cutlass", "signed"}, "layout": {"rowmajor", "transposed"}},
+		Doc:      "2:4 compression, one thread per 8 codes; transposed scales through transpose_u8"}, runSparse24},
+	{gate.Kernel{Name: "sparse_fp4_gemv", Module: "gemv_sparse_fp4", Op: "gemv.sparse_fp4",
+		Optional: map[string][]string{"schedule": nil, "scale_decode": {"e4m3fn", "dgx_lut"}},
+		Accepts:  scheduleIs(SparseFP4Schedule), Schedule: &SparseFP4Schedule,
+		Doc: "2:4-sparse NVFP4 MoE GEMV, SIMD K-split (32 lanes over 16-element blocks, threadgroup LUT, simd_sum)"}, runSparseGEMV},
+	{gate.Kernel{Name: "mxfp4_q8_1_gemv", Module: "gemv_mxfp4", Op: "gemv.mxfp4_q8_1",
+		Optional: map[string][]string{"schedule": nil},
+		Accepts:  scheduleIs(MXFP4Schedule), Schedule: &MXFP4Schedule,
+		Doc: "MXFP4 x Q8_1 GEMV, SIMD K-split (lane = block/half, threadgroup LUT, deferred E8M0 scale, simd_sum)"}, runMXFP4GEMV},
 }
 
 // Kernels lists every kernel with its claim.
-var Kernels = []Kernel{
-	{Name: "e2m1_nvidia", Module: "e2m1", Op: "e2m1.encode", Claim: "profile=nvidia",
-		Doc: "software E2M1 encode, nvidia profile (branchless thresholds, NaN -> +0x7)",
-		accepts: func(p ops.Params) bool {
-			return only(p, "profile") && oneOf(p, "profile", "nvidia")
-		},
-		run: runUnary},
-	{Name: "e4m3_satfinite", Module: "fp8", Op: "fp8.encode", Claim: "format=e4m3,profile=satfinite",
-		Doc: "software E4M3 encode with cvt.rn.satfinite semantics (the NVFP4 block-scale cast)",
-		accepts: func(p ops.Params) bool {
-			return only(p, "format", "profile") && p["format"] == "e4m3" && p["profile"] == "satfinite"
-		},
-		run: runUnary},
-	{Name: "nvfp4_quantize", Module: "nvfp4", Op: "nvfp4.quantize", Claim: "recipe=canonical,swizzle=0|1,global=any",
-		Doc: "NVFP4 canonical recipe: nvfp4_amax (integer simd_max and atomic max) then one thread per 16-element block",
-		accepts: func(p ops.Params) bool {
-			return only(p, "recipe", "swizzle", "global") && oneOf(p, "recipe", "canonical") && oneOf(p, "swizzle", "0", "1")
-		},
-		run: runNVFP4},
-	{Name: "mxfp4_quantize", Module: "mxfp4", Op: "mxfp4.quantize", Claim: "mode=floor|ceil|even|rceil,profile=nvidia",
-		Doc: "MXFP4 quantize, one thread per 32-element block",
-		accepts: func(p ops.Params) bool {
-			return only(p, "mode", "profile") && oneOf(p, "mode", "floor", "ceil", "even", "rceil") && oneOf(p, "profile", "nvidia")
-		},
-		run: runMXFP4},
-	{Name: "awq_pack", Module: "awq", Op: "awq.pack", Claim: "layout=awq",
-		Doc: "AWQ packing of weight nibbles and zero points, order 0,2,4,6,1,3,5,7",
-		accepts: func(p ops.Params) bool {
-			return only(p, "layout") && oneOf(p, "layout", "awq")
-		},
-		run: runAWQPack},
-	{Name: "sparse24_compress", Module: "sparse24", Op: "sparse24.compress", Claim: "tie=lower-index|cutlass|signed,layout=rowmajor|transposed",
-		Doc: "2:4 compression, one thread per 8 codes; transposed scales through transpose_u8",
-		accepts: func(p ops.Params) bool {
-			return only(p, "tie", "layout") && oneOf(p, "tie", "lower-index", "cutlass", "signed") && oneOf(p, "layout", "rowmajor", "transposed")
-		},
-		run: runSparse24},
-	{Name: "sparse_fp4_gemv", Module: "gemv_sparse_fp4", Op: "gemv.sparse_fp4",
-		Claim: "schedule=" + SparseFP4Schedule.String() + ",scale_decode=e4m3fn|dgx_lut", Schedule: &SparseFP4Schedule,
-		Doc: "2:4-sparse NVFP4 MoE GEMV, SIMD K-split (32 lanes over 16-element blocks, threadgroup LUT, simd_sum)",
-		accepts: func(p ops.Params) bool {
-			return only(p, "schedule", "scale_decode") && scheduleIs(p, SparseFP4Schedule) && oneOf(p, "scale_decode", "e4m3fn", "dgx_lut")
-		},
-		run: runSparseGEMV},
-	{Name: "mxfp4_q8_1_gemv", Module: "gemv_mxfp4", Op: "gemv.mxfp4_q8_1",
-		Claim: "schedule=" + MXFP4Schedule.String(), Schedule: &MXFP4Schedule,
-		Doc: "MXFP4 x Q8_1 GEMV, SIMD K-split (lane = block/half, threadgroup LUT, deferred E8M0 scale, simd_sum)",
-		accepts: func(p ops.Params) bool {
-			return only(p, "schedule") && scheduleIs(p, MXFP4Schedule)
-		},
-		run: runMXFP4GEMV},
-}
+var Kernels = func() []gate.Kernel {
+	ks := make([]gate.Kernel, len(kernels))
+	for i, k := range kernels {
+		ks[i] = k.Kernel
+	}
+	return ks
+}()
 
-// LookupKernel finds a kernel by entry-point name.
-func LookupKernel(name string) (Kernel, error) {
-	for _, k := range Kernels {
-		if k.Name == name {
-			return k, nil
+// NewEngine returns the gate engine of the Metal kernels on b: it runs
+// each reference operation on the kernel that claims it, and each
+// conversion's range on the kernel's tensor form (the inputs generated on
+// the host). It is a golden.Engine and an exhaustive.Unary.
+func NewEngine(b Backend) gate.Engine { return gate.Engine{Backend: launcher{b}} }
+
+// KernelFor returns the kernel that claims op under p, if any.
+func KernelFor(op string, p ops.Params) (gate.Kernel, bool) { return NewEngine(nil).KernelFor(op, p) }
+
+// launcher is the gate.Backend of the Metal kernels on a Backend.
+type launcher struct{ b Backend }
+
+func (launcher) Name() string           { return "metal" }
+func (launcher) Kernels() []gate.Kernel { return Kernels }
+
+func (l launcher) Launch(ctx context.Context, k gate.Kernel, p ops.Params, in ops.Tensors) (ops.Tensors, error) {
+	for _, kk := range kernels {
+		if kk.Name == k.Name {
+			return kk.run(ctx, l.b, k, p, in)
 		}
 	}
-	return Kernel{}, fmt.Errorf("metal: unknown kernel %q", name)
+	return nil, fmt.Errorf("metal: unknown kernel %q", k.Name)
 }
 
-// KernelFor returns the kernel that implements op under p, if any.
-func KernelFor(op string, p ops.Params) (Kernel, bool) {
-	for _, k := range Kernels {
-		if k.Op == op && k.accepts(p) {
-			return k, true
-		}
-	}
-	return Kernel{}, false
-}
-
-// Engine runs reference operations with the Metal kernels that claim them
-// on a Backend. It satisfies golden.Engine, so golden.Check certifies it
-// case by case.
-type Engine struct{ B Backend }
-
-// Supports reports whether a kernel implements op under p.
-func (e Engine) Supports(op string, p ops.Params) bool {
-	_, ok := KernelFor(op, p)
-	return ok
-}
-
-// Run runs op with the kernel that claims it.
-func (e Engine) Run(ctx context.Context, op string, p ops.Params, in ops.Tensors) (ops.Tensors, error) {
-	k, ok := KernelFor(op, p)
-	if !ok {
-		return nil, fmt.Errorf("metal: no kernel implements %s with %s", op, paramString(p))
-	}
-	return k.run(ctx, e.B, k, p, in)
-}
-
-// Unary computes conversion conv ("e2m1/nvidia" or "e4m3/satfinite") of
-// the float32 inputs with bits start, start+1, ... through the tensor
-// kernel (the inputs are generated on the host).
-func (e Engine) Unary(ctx context.Context, conv string, start uint32, out []byte) error {
-	var k Kernel
-	switch conv {
-	case "e2m1/nvidia":
-		k, _ = LookupKernel("e2m1_nvidia")
-	case "e4m3/satfinite":
-		k, _ = LookupKernel("e4m3_satfinite")
-	default:
-		return fmt.Errorf("metal: no kernel implements conversion %s", conv)
-	}
+// Range runs a unary kernel's tensor form on the float32 inputs with bits
+// start, start+1, ...
+func (l launcher) Range(ctx context.Context, k gate.Kernel, start uint32, out []byte) error {
 	x := make([]byte, 4*len(out))
 	for i := range out {
 		binary.LittleEndian.PutUint32(x[4*i:], start+uint32(i))
 	}
-	codes, err := dispatchUnary(ctx, e.B, k.Name, x, len(out))
+	codes, err := dispatchUnary(ctx, l.b, k.Name, x, len(out))
 	if err != nil {
 		return err
 	}
 	copy(out, codes)
 	return nil
-}
-
-func paramString(p ops.Params) string {
-	keys := make([]string, 0, len(p))
-	for k := range p {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	s := make([]string, len(keys))
-	for i, k := range keys {
-		s[i] = k + "=" + p[k]
-	}
-	return "{" + strings.Join(s, ", ") + "}"
 }
 
 // ---- argument plumbing ----
@@ -285,12 +192,14 @@ func input(in ops.Tensors, name string) (tensor.Tensor, error) {
 	return t, nil
 }
 
-func kernelErr(k Kernel, err error) error { return fmt.Errorf("metal: kernel %s: %w", k.Name, err) }
+func kernelErr(k gate.Kernel, err error) error {
+	return fmt.Errorf("metal: kernel %s: %w", k.Name, err)
+}
 
 // ---- op runners ----
 
 // runUnary: float32 "x" -> one code per byte "codes" shaped like x.
-func runUnary(ctx context.Context, b Backend, k Kernel, p ops.Params, in ops.Tensors) (ops.Tensors, error) {
+func runUnary(ctx context.Context, b Backend, k gate.Kernel, p ops.Params, in ops.Tensors) (ops.Tensors, error) {
 	x, err := input(in, "x")
 	if err != nil {
 		return nil, kernelErr(k, err)
@@ -303,14 +212,11 @@ func runUnary(ctx context.Context, b Backend, k Kernel, p ops.Params, in ops.Ten
 		return nil, kernelErr(k, err)
 	}
 	out := tensor.FromU8(x.Shape, codes)
-	out.Logical, _, _ = strings.Cut(k.Op, ".")
-	if k.Op == "fp8.encode" {
-		out.Logical = "e4m3"
-	}
+	out.Logical, _, _ = strings.Cut(k.Conversion, "/")
 	return ops.Tensors{"codes": out}, nil
 }
 
-func runNVFP4(ctx context.Context, b Backend, k Kernel, p ops.Params, in ops.Tensors) (ops.Tensors, error) {
+func runNVFP4(ctx context.Context, b Backend, k gate.Kernel, p ops.Params, in ops.Tensors) (ops.Tensors, error) {
 	x, err := input(in, "x")
 	if err != nil {
 		return nil, kernelErr(k, err)
@@ -376,7 +282,7 @@ func runNVFP4(ctx context.Context, b Backend, k Kernel, p ops.Params, in ops.Ten
 	return ops.Tensors{"packed": pt, "scales": st, "global": gt}, nil
 }
 
-func runMXFP4(ctx context.Context, b Backend, k Kernel, p ops.Params, in ops.Tensors) (ops.Tensors, error) {
+func runMXFP4(ctx context.Context, b Backend, k gate.Kernel, p ops.Params, in ops.Tensors) (ops.Tensors, error) {
 	x, err := input(in, "x")
 	if err != nil {
 		return nil, kernelErr(k, err)
@@ -443,7 +349,7 @@ func packAWQ(ctx context.Context, b Backend, t tensor.Tensor) (tensor.Tensor, er
 	return tensor.Tensor{DType: tensor.I32, Shape: []int{rows, cols / 8}, Data: words}, nil
 }
 
-func runAWQPack(ctx context.Context, b Backend, k Kernel, p ops.Params, in ops.Tensors) (ops.Tensors, error) {
+func runAWQPack(ctx context.Context, b Backend, k gate.Kernel, p ops.Params, in ops.Tensors) (ops.Tensors, error) {
 	q, err := nibbleMatrix(in, "q")
 	if err != nil {
 		return nil, kernelErr(k, err)
@@ -471,7 +377,7 @@ func runAWQPack(ctx context.Context, b Backend, k Kernel, p ops.Params, in ops.T
 	return out, nil
 }
 
-func runSparse24(ctx context.Context, b Backend, k Kernel, p ops.Params, in ops.Tensors) (ops.Tensors, error) {
+func runSparse24(ctx context.Context, b Backend, k gate.Kernel, p ops.Params, in ops.Tensors) (ops.Tensors, error) {
 	c, err := input(in, "codes")
 	if err != nil {
 		return nil, kernelErr(k, err)
@@ -573,7 +479,7 @@ const (
 	gemvRowsPerSG  = 2
 )
 
-func runSparseGEMV(ctx context.Context, b Backend, k Kernel, p ops.Params, in ops.Tensors) (ops.Tensors, error) {
+func runSparseGEMV(ctx context.Context, b Backend, k gate.Kernel, p ops.Params, in ops.Tensors) (ops.Tensors, error) {
 	ts := map[string]tensor.Tensor{}
 	for _, name := range []string{"comp", "meta", "scales", "global", "act", "experts"} {
 		t, err := input(in, name)
@@ -647,7 +553,7 @@ func runSparseGEMV(ctx context.Context, b Backend, k Kernel, p ops.Params, in op
 	return ops.Tensors{"y": {DType: tensor.F32, Shape: []int{a, n}, Data: y}}, nil
 }
 
-func runMXFP4GEMV(ctx context.Context, b Backend, k Kernel, p ops.Params, in ops.Tensors) (ops.Tensors, error) {
+func runMXFP4GEMV(ctx context.Context, b Backend, k gate.Kernel, p ops.Params, in ops.Tensors) (ops.Tensors, error) {
 	w, err := input(in, "w")
 	if err != nil {
 		return nil, kernelErr(k, err)

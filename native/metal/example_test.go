@@ -23,7 +23,7 @@ func ExampleNewEmulator() {
 	}
 	defer emu.Close()
 	x := tensor.FromF32([]int{4}, []float32{0.25, 0.75, -2.5, 7})
-	out, err := metal.Engine{B: emu}.Run(ctx, "e2m1.encode", ops.Params{"profile": "nvidia"}, ops.Tensors{"x": x})
+	out, err := metal.NewEngine(emu).Run(ctx, "e2m1.encode", ops.Params{"profile": "nvidia"}, ops.Tensors{"x": x})
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -39,7 +39,7 @@ func TestMetalGPU(t *testing.T) {
 	if *certDir != "" {
 		dir := filepath.Join(*certDir, "metal-gpu")
 		c := NewCertificate("bitexact conformance (native/metal, Metal GPU)", d, s, "embedded golden/data", vs)
-		if err := c.Write(dir); err != nil {
+		if err := c.WriteDir(dir); err != nil {
 			t.Fatal(err)
 		}
 		t.Logf("certificate written to %s", dir)
