@@ -16,10 +16,11 @@ import (
 	"testing/fstest"
 	"time"
 
+	"github.com/bitexact/bitexact/conformance/certificate"
+	"github.com/bitexact/bitexact/conformance/gate"
 	"github.com/bitexact/bitexact/golden"
 	"github.com/bitexact/bitexact/golden/exhaustive"
 	"github.com/bitexact/bitexact/native/cuda"
-	"github.com/bitexact/bitexact/refimpl/fp4"
 	"github.com/bitexact/bitexact/refimpl/fp8"
 	"github.com/bitexact/bitexact/refimpl/ops"
 	"github.com/bitexact/bitexact/refimpl/tensor"
@@ -30,7 +31,10 @@ var certDir = flag.String("cert", os.Getenv("BITEXACT_CERT_DIR"), "write certifi
 
 var (
 	dev    *cuda.Device
-	engine cuda.Engine
+	engine gate.Engine
+	// record gathers every verdict of the run (certificate.Gate.Add is
+	// safe for concurrent use).
+	record = &certificate.Gate{}
 	gold   struct {
 		once sync.Once
 		set  *golden.Set
@@ -46,10 +50,10 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "conformance: no usable CUDA device:", err)
 		os.Exit(1)
 	}
-	dev, engine = d, cuda.Engine{Dev: d}
+	dev, engine = d, cuda.NewEngine(d)
 	code := m.Run()
 	if *certDir != "" {
-		if err := writeCertificate(*certDir, certificate()); err != nil {
+		if err := finishRecord().WriteDir(*certDir); err != nil {
 			fmt.Fprintln(os.Stderr, "conformance: writing certificate:", err)
 			code = 1
 		} else {
@@ -60,16 +64,25 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-func certificate() Certificate {
+// finishRecord fills the run's record with the GPU, the PTX that ran and
+// the golden set.
+func finishRecord() *certificate.Gate {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	info, _ := dev.Info(ctx)
-	c := Certificate{Tool: "bitexact conformance (native/cuda)", Date: now(), Device: info}
+	c := record
+	c.Tool, c.Date, c.Backend = "bitexact conformance (native/cuda)", time.Now().UTC().Format(time.RFC3339), "cuda"
+	c.Device = fmt.Sprintf("%s (sm %s, %d SMs, %.1f GiB)", info.Name, info.CC, info.SMs, float64(info.MemBytes)/(1<<30))
+	c.Verifies = "the embedded PTX, as this GPU's driver compiled it, gave the reference's bits on the inputs of each check"
+	c.Details = map[string]string{"driver": info.Driver, "driver CUDA version": fmt.Sprintf("%d.%d", info.DriverAPI/1000, info.DriverAPI%1000/10)}
+	c.Sources = nil
 	for _, m := range cuda.Modules {
 		h, _ := m.Header()
-		c.PTX = append(c.PTX, ModuleProvenance{m.Name, m.Arch, h.SourceSHA256, h.Compiler, dev.Loaded(m.Name)})
+		loaded := dev.Loaded(m.Name)
+		c.Sources = append(c.Sources, certificate.Source{Module: m.Name, Arch: m.Arch, SourceSHA256: h.SourceSHA256, Compiler: h.Compiler, Loaded: &loaded})
 	}
-	c.Golden = GoldenProvenance{Suite: golden.SuiteVersion, Source: gold.src, Digests: "golden/exhaustive committed digests where present, else computed from refimpl on the host in the same run (per verdict)"}
+	c.Golden = certificate.GateGolden{Suite: golden.SuiteVersion, Source: gold.src,
+		Digests: "golden/exhaustive committed digests where present, else computed from refimpl on the host in the same run (per verdict)"}
 	if gold.set != nil {
 		c.Golden.Generator = gold.set.Manifest.Generator
 	}
@@ -105,70 +118,26 @@ func goldenSet(t *testing.T) *golden.Set {
 	return gold.set
 }
 
-// supported wraps the CUDA engine so that golden.Check runs only the cases
-// a kernel claims; others are reported by the test as not covered.
-type claimed struct{ cuda.Engine }
-
-var errNoKernel = errors.New("no CUDA kernel claims this case")
-
-func (c claimed) Run(ctx context.Context, op string, p ops.Params, in ops.Tensors) (ops.Tensors, error) {
-	if !c.Supports(op, p) {
-		return nil, errNoKernel
-	}
-	return c.Engine.Run(ctx, op, p, in)
-}
-
 // TestGolden runs every golden case that a CUDA kernel claims and compares
-// every output bit for bit.
+// every output bit for bit (gate.Golden).
 func TestGolden(t *testing.T) {
 	s := goldenSet(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	t0 := time.Now()
-	res, err := golden.Check(ctx, claimed{engine}, s, &golden.Options{Workers: 1})
+	run, err := gate.Golden(ctx, engine, s, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	type agg struct {
-		cases, elems int
-		fails        []string
+	for _, f := range run.Failures {
+		t.Error(f)
 	}
-	per := map[string]*agg{}
-	var order []string
-	covered := 0
-	for _, r := range res {
-		if errors.Is(r.Err, errNoKernel) {
-			continue
-		}
-		covered++
-		k, _ := cuda.KernelFor(r.Case.Op, r.Case.Params)
-		a := per[k.Name]
-		if a == nil {
-			a = &agg{}
-			per[k.Name] = a
-			order = append(order, k.Name)
-		}
-		a.cases++
-		a.elems += r.Elements
-		if !r.OK() {
-			msg := describe(s, r)
-			a.fails = append(a.fails, msg)
-			t.Errorf("%s", msg)
-		}
+	t.Logf("golden %s (%s): %d of %d cases claimed by a CUDA kernel, %.2fs", s.Manifest.Suite, gold.src, run.Claimed, run.Cases, time.Since(t0).Seconds())
+	for _, v := range run.Verdicts {
+		t.Logf("  %-24s %-5s %s, %d elements", v.Kernel, v.Result, v.Detail, v.Inputs)
 	}
-	t.Logf("golden %s (%s): %d of %d cases claimed by a CUDA kernel, %.2fs", s.Manifest.Suite, gold.src, covered, len(res), time.Since(t0).Seconds())
-	for _, name := range order {
-		a := per[name]
-		k, _ := cuda.LookupKernel(name)
-		v := Verdict{Kernel: name, Claim: claimOf(k), Check: "golden", Reference: "golden set " + s.Manifest.Suite,
-			Result: "pass", Inputs: uint64(a.elems), Detail: fmt.Sprintf("%d cases", a.cases)}
-		if len(a.fails) > 0 {
-			v.Result, v.Detail = "fail", fmt.Sprintf("%d of %d cases differ; first: %s", len(a.fails), a.cases, a.fails[0])
-		}
-		t.Logf("  %-24s %-5s %d cases, %d elements", name, v.Result, a.cases, a.elems)
-		record(v)
-	}
-	if covered == 0 {
+	record.Add(run.Verdicts...)
+	if run.Claimed == 0 {
 		t.Errorf("no golden case is claimed by a CUDA kernel (ops in the set: %v)", opsIn(s))
 	}
 }
@@ -185,88 +154,9 @@ func opsIn(s *golden.Set) []string {
 	return o
 }
 
-func claimOf(k cuda.Kernel) string {
-	if k.Conversion != "" {
-		return k.Conversion
-	}
-	var p []string
-	for key, v := range k.Params {
-		p = append(p, key+"="+v)
-	}
-	return k.Op + " " + strings.Join(p, ",")
-}
-
-// describe prints a failing case with its first mismatch decoded: the
-// input, the expected code and value, the code and value obtained.
-func describe(s *golden.Set, r golden.Result) string {
-	if r.Err != nil {
-		return fmt.Sprintf("case %s (%s %v): %v", r.Case.Name, r.Case.Op, r.Case.Params, r.Err)
-	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "case %s (%s %v):", r.Case.Name, r.Case.Op, r.Case.Params)
-	in, _ := s.Inputs(r.Case)
-	for _, d := range r.Diffs {
-		fmt.Fprintf(&b, " %s: %s (%d differ)", d.Tensor, d.Problem, d.Count)
-		if d.First >= 0 && len(d.Want) == 1 && len(d.Got) == 1 {
-			format := r.Case.Params["format"]
-			if format == "" {
-				format = "e2m1"
-			}
-			if x, ok := in["x"]; ok && x.DType == "F32" && d.First < x.Len() {
-				fmt.Fprintf(&b, "; input %s", f32(x.F32()[d.First]))
-			}
-			fmt.Fprintf(&b, "; want 0x%02x (%s), got 0x%02x (%s)", d.Want[0], decode(format, d.Want[0]), d.Got[0], decode(format, d.Got[0]))
-		}
-	}
-	return b.String()
-}
-
-func f32(x float32) string { return fmt.Sprintf("%g [0x%08x]", x, math.Float32bits(x)) }
-
-func decode(format string, c byte) string {
-	switch format {
-	case "e2m1":
-		return fmt.Sprintf("%g", fp4.Decode(c))
-	case "e4m3":
-		return fmt.Sprintf("%g", fp8.E4M3.Decode(c))
-	case "e5m2":
-		return fmt.Sprintf("%g", fp8.E5M2.Decode(c))
-	}
-	return "?"
-}
-
-// refUnary is the host reference for the exhaustive sweeps: the refimpl
-// conversion itself (what golden.Native runs), without the op registry.
-type refUnary struct{}
-
-func (refUnary) Unary(ctx context.Context, conv string, start uint32, out []byte) error {
-	c, err := unary.Lookup(conv)
-	if err != nil {
-		return err
-	}
-	c.EncodeRange(start, out)
-	return ctx.Err()
-}
-
-// referenceDigest returns the committed digest of conv, or computes it from
-// the reference on the host when none is committed, saying which.
-func referenceDigest(t *testing.T, conv string) (*exhaustive.Digest, string) {
-	if d, err := exhaustive.Committed(conv); err == nil {
-		return d, "committed Merkle digest golden/exhaustive/digests/" + exhaustive.FileName(conv)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	defer cancel()
-	t0 := time.Now()
-	d, err := exhaustive.Compute(ctx, refUnary{}, conv, runtime.NumCPU(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("%s: no committed digest; reference digest computed on the host from refimpl in %.1fs", conv, time.Since(t0).Seconds())
-	return d, "Merkle digest of refimpl computed on the host in this run (no committed digest)"
-}
-
 // TestExhaustive sweeps every unary kernel over all 2^32 float32 inputs and
-// compares the Merkle digest of its outputs with the reference's.
+// compares the Merkle digest of its outputs with the reference's
+// (gate.Exhaustive).
 func TestExhaustive(t *testing.T) {
 	if testing.Short() {
 		t.Skip("exhaustive 2^32 sweeps skipped under -short")
@@ -276,32 +166,17 @@ func TestExhaustive(t *testing.T) {
 			continue
 		}
 		t.Run(k.Name, func(t *testing.T) {
-			want, ref := referenceDigest(t, k.Conversion)
-			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 			defer cancel()
-			t0 := time.Now()
-			got, err := exhaustive.Compute(ctx, engine, k.Conversion, runtime.NumCPU(), nil)
-			secs := time.Since(t0).Seconds()
-			v := Verdict{Kernel: k.Name, Claim: k.Conversion, Check: "exhaustive", Reference: ref, Inputs: 1 << 32, Seconds: secs}
+			v, err := gate.Exhaustive(ctx, engine, k, runtime.NumCPU())
 			if err != nil {
-				v.Result, v.Detail = "fail", err.Error()
-				record(v)
 				t.Fatal(err)
 			}
-			if err := exhaustive.Compare(want, got); err != nil {
-				v.Result, v.Detail = "fail", err.Error()
-				var mm *exhaustive.Mismatch
-				if errors.As(err, &mm) {
-					if diff, lerr := exhaustive.Localize(ctx, refUnary{}, engine, k.Conversion, mm.Chunks[0]); lerr == nil && diff != nil {
-						v.Detail += "; " + diff.Error()
-					}
-				}
-				record(v)
+			record.Add(v)
+			if v.Result != certificate.Pass {
 				t.Fatalf("%s: %s", k.Name, v.Detail)
 			}
-			v.Result, v.Detail = "pass", "root "+got.Root[:16]+"…"
-			record(v)
-			t.Logf("%s = %s over 2^32 inputs in %.2fs (end to end: sweep, copy back, SHA-256 Merkle tree)", k.Name, k.Conversion, secs)
+			t.Logf("%s = %s over 2^32 inputs in %.2fs (end to end: sweep, copy back, SHA-256 Merkle tree; %s)", k.Name, k.Conversion, v.Seconds, v.Reference)
 		})
 	}
 }
@@ -316,22 +191,29 @@ func TestThirdPartyE2M1(t *testing.T) {
 		t.Skip("exhaustive 2^32 sweeps skipped under -short")
 	}
 	const kernel, conv = "e2m1_sw_sm121", "e2m1/nvidia"
-	want, ref := referenceDigest(t, conv)
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
+	want, ref, err := gate.ReferenceDigest(ctx, conv, runtime.NumCPU())
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := engine.Lookup(kernel)
+	if err != nil {
+		t.Fatal(err)
+	}
 	t0 := time.Now()
-	u := cuda.KernelUnary{Dev: dev, Kernel: kernel}
+	u := engine.KernelUnary(k)
 	got, err := exhaustive.Compute(ctx, u, conv, runtime.NumCPU(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	v := Verdict{Kernel: kernel, Claim: "held against " + conv + " (not its profile)", Check: "third-party", Reference: ref, Inputs: 1 << 32}
+	v := certificate.Verdict{Kernel: kernel, Claim: "held against " + conv + " (not its profile)", Check: "third-party", Reference: ref, Inputs: 1 << 32}
 	err = exhaustive.Compare(want, got)
 	var mm *exhaustive.Mismatch
 	// Negative NaNs all lie in the last chunk (inputs 0xFF000000..).
 	if !errors.As(err, &mm) || len(mm.Chunks) != 1 || mm.Chunks[0] != exhaustive.Leaves-1 {
-		v.Result, v.Detail = "fail", fmt.Sprintf("want a difference in the last chunk only, got %v", err)
-		record(v)
+		v.Result, v.Detail = certificate.Fail, fmt.Sprintf("want a difference in the last chunk only, got %v", err)
+		record.Add(v)
 		t.Fatal(v.Detail)
 	}
 	// Localise every difference in that chunk.
@@ -362,13 +244,13 @@ func TestThirdPartyE2M1(t *testing.T) {
 	const negNaNs = 0xFFFFFFFF - 0xFF800001 + 1
 	v.Seconds = time.Since(t0).Seconds()
 	if bad > 0 || diffs != negNaNs {
-		v.Result, v.Detail = "fail", fmt.Sprintf("%d differences (want exactly the %d negative NaNs); %s", diffs, uint64(negNaNs), firstBad)
-		record(v)
+		v.Result, v.Detail = certificate.Fail, fmt.Sprintf("%d differences (want exactly the %d negative NaNs); %s", diffs, uint64(negNaNs), firstBad)
+		record.Add(v)
 		t.Fatal(v.Detail)
 	}
-	v.Result = "expected-difference"
+	v.Result = certificate.ExpectedDifference
 	v.Detail = fmt.Sprintf("differs from nvidia on exactly the %d negative NaNs (0xFF800001..0xFFFFFFFF: 0xF, nvidia 0x7), equal on all other inputs", diffs)
-	record(v)
+	record.Add(v)
 	t.Logf("%s vs %s: %s (%.2fs)", kernel, conv, v.Detail, v.Seconds)
 }
 
@@ -384,7 +266,7 @@ func TestFP8Decode(t *testing.T) {
 			codes[i] = uint8(i)
 		}
 		p := ops.Params{"format": f.Name}
-		k, ok := cuda.KernelFor("fp8.decode", p)
+		k, ok := engine.KernelFor("fp8.decode", p)
 		if !ok {
 			t.Fatalf("no decode kernel for %s", f.Name)
 		}
@@ -400,15 +282,17 @@ func TestFP8Decode(t *testing.T) {
 				bad = append(bad, fmt.Sprintf("code 0x%02x: want %s, got %s", c, f32(w), f32(g)))
 			}
 		}
-		v := Verdict{Kernel: k.Name, Claim: claimOf(k), Check: "table", Reference: "refimpl fp8 " + f.Name + " Decode, all 256 codes",
-			Inputs: 256, Result: "pass", Detail: "all 256 codes bit-exact"}
+		v := certificate.Verdict{Kernel: k.Name, Claim: k.Claim(), Check: "table", Reference: "refimpl fp8 " + f.Name + " Decode, all 256 codes",
+			Inputs: 256, Result: certificate.Pass, Detail: "all 256 codes bit-exact"}
 		if len(bad) > 0 {
-			v.Result, v.Detail = "fail", fmt.Sprintf("%d codes differ; first: %s", len(bad), bad[0])
+			v.Result, v.Detail = certificate.Fail, fmt.Sprintf("%d codes differ; first: %s", len(bad), bad[0])
 			t.Errorf("%s: %s", k.Name, strings.Join(bad, "\n"))
 		}
-		record(v)
+		record.Add(v)
 		t.Logf("%s: %s", k.Name, v.Detail)
 	}
 }
+
+func f32(x float32) string { return fmt.Sprintf("%g [0x%08x]", x, math.Float32bits(x)) }
 
 func tensorU8(v []uint8) tensor.Tensor { return tensor.FromU8([]int{len(v)}, v) }

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bitexact/bitexact/conformance/gate"
 	"github.com/bitexact/bitexact/golden"
 	"github.com/bitexact/bitexact/native/cuda"
 	"github.com/bitexact/bitexact/refimpl/half"
@@ -96,75 +97,37 @@ func TestLargeRandom(t *testing.T) {
 	}
 	codes := u8s([]int{4, 256, 2048}, code)
 	codes.Logical = "e2m1"
-	cases := []struct {
-		name string
-		op   string
-		p    ops.Params
-		in   ops.Tensors
-	}{
-		{"nvfp4 1024x4096", "nvfp4.quantize", ops.Params{}, ops.Tensors{"x": mat(f32s(1024*4096, 1), 1024, 4096)}},
-		{"nvfp4 1024x4096 swizzled", "nvfp4.quantize", ops.Params{"swizzle": "1"}, ops.Tensors{"x": mat(f32s(1000*4096, 3), 1000, 4096)}},
-		{"nvfp4 given global", "nvfp4.quantize", ops.Params{"global": "0x1p-3"}, ops.Tensors{"x": mat(f32s(256*512, 1), 256, 512)}},
-		{"mxfp4 floor", "mxfp4.quantize", ops.Params{"mode": "floor"}, ops.Tensors{"x": mat(f32s(1024*4096, 1), 1024, 4096)}},
-		{"mxfp4 rceil", "mxfp4.quantize", ops.Params{"mode": "rceil"}, ops.Tensors{"x": mat(f32s(512*4096, 1), 512, 4096)}},
-		{"mxfp4 even", "mxfp4.quantize", ops.Params{"mode": "even"}, ops.Tensors{"x": mat(f32s(512*4096, 1), 512, 4096)}},
-		{"mxfp4 ceil", "mxfp4.quantize", ops.Params{"mode": "ceil"}, ops.Tensors{"x": mat(f32s(512*4096, 1), 512, 4096)}},
-		{"awq forge 4096x1024 g128", "awq.quantize", ops.Params{"group": "128"}, ops.Tensors{"w": f16s([]int{4096, 1024}, 0.05)}},
-		{"awq forge 1024x1000 g64", "awq.quantize", ops.Params{"group": "64"}, ops.Tensors{"w": f16s([]int{1024, 1000}, 0.05)}},
-		{"sparse24 rowmajor", "sparse24.compress", ops.Params{"tie": "lower-index"}, ops.Tensors{"codes": codes}},
-		{"sparse24 transposed cutlass", "sparse24.compress", ops.Params{"tie": "cutlass", "layout": "transposed"}, ops.Tensors{"codes": codes}},
-		{"sparse24 transposed signed", "sparse24.compress", ops.Params{"tie": "signed", "layout": "transposed"}, ops.Tensors{"codes": codes}},
-		{"sparse gemv v7 10 of 64 experts", "gemv.sparse_fp4", ops.Params{"schedule": cuda.V7Schedule(true, cuda.V7ReduceWidth).String()}, sparseIn},
-		{"sparse gemv v7 nofma", "gemv.sparse_fp4", ops.Params{"schedule": cuda.V7Schedule(false, cuda.V7ReduceWidth).String()}, sparseIn},
-		{"sparse gemv v7 sequential", "gemv.sparse_fp4", ops.Params{"schedule": cuda.V7Schedule(true, 1).String()}, sparseIn},
-		{"mxfp4 gemv mmvq 4096x1024", "gemv.mxfp4_q8_1", ops.Params{"schedule": cuda.MMVQSchedule(true).String()},
-			ops.Tensors{"w": tensor.FromU8([]int{MN, MK / 32, 17}, w), "act": tensor.FromU8([]int{MK / 32, 36}, act)}},
-		{"mxfp4 gemv mmvq-nofma", "gemv.mxfp4_q8_1", ops.Params{"schedule": cuda.MMVQSchedule(false).String()},
-			ops.Tensors{"w": tensor.FromU8([]int{MN, MK / 32, 17}, w), "act": tensor.FromU8([]int{MK / 32, 36}, act)}},
-		{"q8_1 cuda", "ggml.q8_1.quantize", ops.Params{"s": "cuda"}, ops.Tensors{"x": f32s(32*4096, 2)}},
+	cases := []gate.Case{
+		{Name: "nvfp4 1024x4096", Op: "nvfp4.quantize", Params: ops.Params{}, In: ops.Tensors{"x": mat(f32s(1024*4096, 1), 1024, 4096)}},
+		{Name: "nvfp4 1024x4096 swizzled", Op: "nvfp4.quantize", Params: ops.Params{"swizzle": "1"}, In: ops.Tensors{"x": mat(f32s(1000*4096, 3), 1000, 4096)}},
+		{Name: "nvfp4 given global", Op: "nvfp4.quantize", Params: ops.Params{"global": "0x1p-3"}, In: ops.Tensors{"x": mat(f32s(256*512, 1), 256, 512)}},
+		{Name: "mxfp4 floor", Op: "mxfp4.quantize", Params: ops.Params{"mode": "floor"}, In: ops.Tensors{"x": mat(f32s(1024*4096, 1), 1024, 4096)}},
+		{Name: "mxfp4 rceil", Op: "mxfp4.quantize", Params: ops.Params{"mode": "rceil"}, In: ops.Tensors{"x": mat(f32s(512*4096, 1), 512, 4096)}},
+		{Name: "mxfp4 even", Op: "mxfp4.quantize", Params: ops.Params{"mode": "even"}, In: ops.Tensors{"x": mat(f32s(512*4096, 1), 512, 4096)}},
+		{Name: "mxfp4 ceil", Op: "mxfp4.quantize", Params: ops.Params{"mode": "ceil"}, In: ops.Tensors{"x": mat(f32s(512*4096, 1), 512, 4096)}},
+		{Name: "awq forge 4096x1024 g128", Op: "awq.quantize", Params: ops.Params{"group": "128"}, In: ops.Tensors{"w": f16s([]int{4096, 1024}, 0.05)}},
+		{Name: "awq forge 1024x1000 g64", Op: "awq.quantize", Params: ops.Params{"group": "64"}, In: ops.Tensors{"w": f16s([]int{1024, 1000}, 0.05)}},
+		{Name: "sparse24 rowmajor", Op: "sparse24.compress", Params: ops.Params{"tie": "lower-index"}, In: ops.Tensors{"codes": codes}},
+		{Name: "sparse24 transposed cutlass", Op: "sparse24.compress", Params: ops.Params{"tie": "cutlass", "layout": "transposed"}, In: ops.Tensors{"codes": codes}},
+		{Name: "sparse24 transposed signed", Op: "sparse24.compress", Params: ops.Params{"tie": "signed", "layout": "transposed"}, In: ops.Tensors{"codes": codes}},
+		{Name: "sparse gemv v7 10 of 64 experts", Op: "gemv.sparse_fp4", Params: ops.Params{"schedule": cuda.V7Schedule(true, cuda.V7ReduceWidth).String()}, In: sparseIn},
+		{Name: "sparse gemv v7 nofma", Op: "gemv.sparse_fp4", Params: ops.Params{"schedule": cuda.V7Schedule(false, cuda.V7ReduceWidth).String()}, In: sparseIn},
+		{Name: "sparse gemv v7 sequential", Op: "gemv.sparse_fp4", Params: ops.Params{"schedule": cuda.V7Schedule(true, 1).String()}, In: sparseIn},
+		{Name: "mxfp4 gemv mmvq 4096x1024", Op: "gemv.mxfp4_q8_1", Params: ops.Params{"schedule": cuda.MMVQSchedule(true).String()}, In: ops.Tensors{"w": tensor.FromU8([]int{MN, MK / 32, 17}, w), "act": tensor.FromU8([]int{MK / 32, 36}, act)}},
+		{Name: "mxfp4 gemv mmvq-nofma", Op: "gemv.mxfp4_q8_1", Params: ops.Params{"schedule": cuda.MMVQSchedule(false).String()}, In: ops.Tensors{"w": tensor.FromU8([]int{MN, MK / 32, 17}, w), "act": tensor.FromU8([]int{MK / 32, 36}, act)}},
+		{Name: "q8_1 cuda", Op: "ggml.q8_1.quantize", Params: ops.Params{"s": "cuda"}, In: ops.Tensors{"x": f32s(32*4096, 2)}},
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	per := map[string]*Verdict{}
-	for _, c := range cases {
-		k, ok := cuda.KernelFor(c.op, c.p)
-		if !ok {
-			t.Errorf("%s: no kernel claims %s %v", c.name, c.op, c.p)
-			continue
-		}
-		want, err := ops.Run(c.op, c.p, c.in)
-		if err != nil {
-			t.Fatalf("%s: reference: %v", c.name, err)
-		}
-		t0 := time.Now()
-		got, err := engine.Run(ctx, c.op, c.p, c.in)
-		v := per[k.Name]
-		if v == nil {
-			v = &Verdict{Kernel: k.Name, Claim: claimOf(k), Check: "random", Reference: "refimpl/ops run in this process with the same parameters", Result: "pass"}
-			per[k.Name] = v
-		}
-		v.Seconds += time.Since(t0).Seconds()
-		if err != nil {
-			v.Result, v.Detail = "fail", c.name+": "+err.Error()
-			t.Errorf("%s: %v", c.name, err)
-			continue
-		}
-		n := 0
-		for _, tt := range want {
-			n += tt.Len()
-		}
-		v.Inputs += uint64(n)
-		if d := golden.DiffTensors(want, got); len(d) > 0 {
-			v.Result, v.Detail = "fail", c.name+": "+d[0].Tensor+": "+d[0].Problem
-			t.Errorf("%s (%s %v): %s: %s (%d differ)", c.name, c.op, c.p, d[0].Tensor, d[0].Problem, d[0].Count)
-			continue
-		}
-		t.Logf("%-32s %-18s ok (%d output elements)", c.name, k.Name, n)
+	run, err := gate.Random(ctx, engine, cases)
+	if err != nil {
+		t.Fatal(err)
 	}
-	for _, v := range per {
-		if v.Result == "pass" {
-			v.Detail = "outputs compared element by element"
-		}
-		record(*v)
+	for _, f := range run.Failures {
+		t.Error(f)
 	}
+	for _, p := range run.Passes {
+		t.Log(p)
+	}
+	record.Add(run.Verdicts...)
 }

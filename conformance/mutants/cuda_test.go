@@ -10,17 +10,18 @@ import (
 	"time"
 
 	"github.com/bitexact/bitexact/conformance/certificate"
+	"github.com/bitexact/bitexact/conformance/gate"
 	"github.com/bitexact/bitexact/conformance/suite"
 	"github.com/bitexact/bitexact/golden"
 	"github.com/bitexact/bitexact/native/cuda"
 	"github.com/bitexact/bitexact/refimpl/ops"
 )
 
-// onDevice is a kernel certified as a Mutant: its outputs come from
-// cuda.Engine (the path of the conformance tests), whatever PTX is loaded
-// for its module, and certify builds the certificate exactly as for the
-// Go mutants and `bitexact certify`.
-func onDevice(ctx context.Context, e cuda.Engine, k cuda.Kernel, name, suiteName, claim string) Mutant {
+// onDevice is a kernel certified as a Mutant: its outputs come from the
+// CUDA gate engine (conformance/gate, the path of the conformance tests),
+// whatever PTX is loaded for its module, and certify builds the
+// certificate exactly as for the Go mutants and `bitexact certify`.
+func onDevice(ctx context.Context, e gate.Engine, k gate.Kernel, name, suiteName, claim string) Mutant {
 	return Mutant{Name: name, Suite: suiteName, Claim: claim,
 		Run: func(p ops.Params, in ops.Tensors) (ops.Tensors, error) { return e.RunKernel(ctx, k, p, in) }}
 }
@@ -78,9 +79,10 @@ func TestCUDAMutants(t *testing.T) {
 		t.Fatal(err)
 	}
 	cat := CUDACatalog()
-	kernels := map[string]cuda.Kernel{}
+	e := cuda.NewEngine(dev)
+	kernels := map[string]gate.Kernel{}
 	for _, m := range cat {
-		k, err := cuda.LookupKernel(m.Kernel)
+		k, err := e.Lookup(m.Kernel)
 		if err != nil {
 			t.Fatalf("mutant %s: %v", m.Name, err)
 		}
@@ -100,7 +102,6 @@ func TestCUDAMutants(t *testing.T) {
 	baseline, ptx := buildMutants(t, nvcc, cat)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	e := cuda.Engine{Dev: dev}
 
 	t0 := time.Now()
 	checked := map[string]bool{}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/bitexact/bitexact/conformance/certificate"
+	"github.com/bitexact/bitexact/conformance/gate"
 	"github.com/bitexact/bitexact/conformance/suite"
 	"github.com/bitexact/bitexact/golden"
 	"github.com/bitexact/bitexact/golden/exhaustive"
@@ -61,6 +62,12 @@ func Certify(ctx context.Context, o Options) (*certificate.Certificate, error) {
 	if !s.HasProfile(claim) {
 		return nil, fmt.Errorf("profile %q is not a profile of suite %s (profiles: %v)", claim, s.Name, s.Profiles)
 	}
+	for _, t := range s.Tasks {
+		// Checked before the sweep: the tasks are held to golden outputs.
+		if _, ok := t.Cases[claim]; !ok {
+			return nil, fmt.Errorf("task %s has no golden case for profile %s", t.Name, claim)
+		}
+	}
 	if o.SampleChunks < 0 || o.SampleChunks > exhaustive.Leaves {
 		return nil, fmt.Errorf("sample %d: want 0 (all) to %d chunks", o.SampleChunks, exhaustive.Leaves)
 	}
@@ -73,49 +80,33 @@ func Certify(ctx context.Context, o Options) (*certificate.Certificate, error) {
 		return nil, err
 	}
 	k := kernel{dev: o.Dev, mod: mod, name: o.Kernel, abi: a}
-	outputs := map[string]ops.Tensors{}
-	for _, t := range s.Tasks {
-		c, ok := t.Cases[claim]
-		if !ok {
-			return nil, fmt.Errorf("task %s has no golden case for profile %s", t.Name, claim)
-		}
-		in, err := o.Set.Inputs(c)
-		if err != nil {
-			return nil, err
-		}
-		want, err := o.Set.Expected(c)
-		if err != nil {
-			return nil, err
-		}
-		params := ops.Params{}
-		for key, v := range c.Params {
-			params[key] = v
-		}
-		out, err := k.run(ctx, params, in, want)
-		if err != nil {
-			return nil, fmt.Errorf("task %s: %w", t.Name, err)
-		}
-		outputs[t.Name] = out
-		logf(o.Log, "task %s: ran %s", t.Name, o.Kernel)
-	}
-	in := certificate.Input{Suite: s, Set: o.Set, GoldenSHA256: o.GoldenSHA256, ReferenceWasm: o.ReferenceWasm,
+	cin := certificate.Input{GoldenSHA256: o.GoldenSHA256, ReferenceWasm: o.ReferenceWasm,
 		Backend: "cuda-ptx", Implementation: fmt.Sprintf("PTX kernel %s (ABI %s, sha256 %s)", o.Kernel, a.Name, mod.SHA256),
-		Claimed: claim, Outputs: outputs, MaxMismatches: o.MaxMismatches,
-		Extra: map[string]string{"ptx_sha256": mod.SHA256, "kernel": o.Kernel, "abi": a.Name}}
+		MaxMismatches: o.MaxMismatches, Extra: map[string]string{"ptx_sha256": mod.SHA256, "kernel": o.Kernel, "abi": a.Name}}
 	if info, err := o.Dev.Info(ctx); err == nil {
-		in.Platform = fmt.Sprintf("%s (sm %s, %d SMs), CUDA driver API %d, %s", info.Name, info.CC, info.SMs, info.DriverAPI, info.Driver)
+		cin.Platform = fmt.Sprintf("%s (sm %s, %d SMs), CUDA driver API %d, %s", info.Name, info.CC, info.SMs, info.DriverAPI, info.Driver)
 	}
 	if a.Format != "" {
 		ex, err := k.sweep(ctx, s, o.SampleChunks, o.Log)
 		if err != nil {
 			return nil, err
 		}
-		in.Exhaustive = ex
+		cin.Exhaustive = ex
 		if o.SampleChunks > 0 && o.SampleChunks < exhaustive.Leaves {
-			in.Reduced = fmt.Sprintf("sampled run: %d of %d chunks of the exhaustive sweep (--sample)", o.SampleChunks, exhaustive.Leaves)
+			cin.Reduced = fmt.Sprintf("sampled run: %d of %d chunks of the exhaustive sweep (--sample)", o.SampleChunks, exhaustive.Leaves)
 		}
 	}
-	return certificate.Build(in)
+	// The kernel runs on every task of the suite through conformance/gate,
+	// the code that certifies bitexact's own kernels and bitexacttest's.
+	return gate.Suite(ctx, gate.SuiteOptions{Set: o.Set, Suite: s, Profile: claim, Certificate: cin},
+		func(ctx context.Context, t gate.Task) (ops.Tensors, error) {
+			out, err := k.run(ctx, t.Params, t.Inputs, t.Expected)
+			if err != nil {
+				return nil, fmt.Errorf("task %s: %w", t.Name, err)
+			}
+			logf(o.Log, "task %s: ran %s", t.Name, o.Kernel)
+			return out, nil
+		})
 }
 
 func logf(w io.Writer, format string, a ...any) {
@@ -137,50 +128,11 @@ func (k kernel) launch(ctx context.Context, work int64, args ...any) error {
 	return k.mod.Launch(ctx, k.name, cuda.Grid1D(work, 256, 65535), blockDims, 0, args...)
 }
 
-// buffers tracks device allocations of one call.
-type buffers struct {
-	ctx  context.Context
-	d    *cuda.Device
-	bufs []cuda.Buffer
-}
-
-func (b *buffers) upload(data []byte) (cuda.Buffer, error) {
-	x, err := b.d.Upload(b.ctx, data)
-	if err == nil {
-		b.bufs = append(b.bufs, x)
-	}
-	return x, err
-}
-
-// zeros allocates n bytes (at least 1) filled with zero.
-func (b *buffers) zeros(n int) (cuda.Buffer, error) {
-	if n < 1 {
-		n = 1
-	}
-	x, err := b.d.Alloc(b.ctx, int64(n))
-	if err != nil {
-		return x, err
-	}
-	b.bufs = append(b.bufs, x)
-	return x, b.d.Memset(b.ctx, x, 0)
-}
-
-func (b *buffers) download(x cuda.Buffer, n int) ([]byte, error) {
-	out := make([]byte, n)
-	return out, b.d.Download(b.ctx, out, x)
-}
-
-func (b *buffers) free() {
-	for _, x := range b.bufs {
-		b.d.Free(context.Background(), x)
-	}
-}
-
 // run runs the kernel on one task's inputs; want is the claimed profile's
 // golden output (its per-tensor value feeds the NVFP4 ABI).
 func (k kernel) run(ctx context.Context, p ops.Params, in ops.Tensors, want ops.Tensors) (ops.Tensors, error) {
-	b := &buffers{ctx: ctx, d: k.dev}
-	defer b.free()
+	b := k.dev.Buffers(ctx)
+	defer b.Free()
 	switch k.abi.Name {
 	case "unary-e2m1", "unary-e4m3", "unary-e5m2", "unary-e8m0":
 		x, ok := in["x"]
@@ -207,26 +159,26 @@ func (k kernel) run(ctx context.Context, p ops.Params, in ops.Tensors, want ops.
 			return nil, fmt.Errorf("golden output has no float32 global")
 		}
 		rows, cols := x.Shape[0], x.Shape[1]
-		bx, err := b.upload(x.Data)
+		bx, err := b.Upload(x.Data)
 		if err != nil {
 			return nil, err
 		}
-		bp, err := b.zeros(rows * cols / 2)
+		bp, err := b.Zeros(int64(rows * cols / 2))
 		if err != nil {
 			return nil, err
 		}
-		bs, err := b.zeros(rows * cols / 16)
+		bs, err := b.Zeros(int64(rows * cols / 16))
 		if err != nil {
 			return nil, err
 		}
 		if err := k.launch(ctx, int64(rows*cols/16), bx, bp, bs, g.F32()[0], int32(rows), int32(cols)); err != nil {
 			return nil, err
 		}
-		packed, err := b.download(bp, rows*cols/2)
+		packed, err := b.Download(bp, rows*cols/2)
 		if err != nil {
 			return nil, err
 		}
-		scales, err := b.download(bs, rows*cols/16)
+		scales, err := b.Download(bs, rows*cols/16)
 		if err != nil {
 			return nil, err
 		}
@@ -247,30 +199,30 @@ func (k kernel) run(ctx context.Context, p ops.Params, in ops.Tensors, want ops.
 			return nil, err
 		}
 		ic, oc, groups := q.Shape[0], q.Shape[1], z.Shape[0]
-		bq, err := b.upload(q.Data)
+		bq, err := b.Upload(q.Data)
 		if err != nil {
 			return nil, err
 		}
-		bz, err := b.upload(z.Data)
+		bz, err := b.Upload(z.Data)
 		if err != nil {
 			return nil, err
 		}
-		bw, err := b.zeros(4 * ic * oc / 8)
+		bw, err := b.Zeros(int64(4 * ic * oc / 8))
 		if err != nil {
 			return nil, err
 		}
-		bqz, err := b.zeros(4 * groups * oc / 8)
+		bqz, err := b.Zeros(int64(4 * groups * oc / 8))
 		if err != nil {
 			return nil, err
 		}
 		if err := k.launch(ctx, int64(ic*oc/8), bq, bz, bw, bqz, int32(ic), int32(oc), int32(ic/groups)); err != nil {
 			return nil, err
 		}
-		w, err := b.download(bw, 4*ic*oc/8)
+		w, err := b.Download(bw, 4*ic*oc/8)
 		if err != nil {
 			return nil, err
 		}
-		zw, err := b.download(bqz, 4*groups*oc/8)
+		zw, err := b.Download(bqz, 4*groups*oc/8)
 		if err != nil {
 			return nil, err
 		}
@@ -287,26 +239,26 @@ func (k kernel) run(ctx context.Context, p ops.Params, in ops.Tensors, want ops.
 			return nil, err
 		}
 		n, kk := c.Shape[0], c.Shape[1]
-		bc, err := b.upload(c.Data)
+		bc, err := b.Upload(c.Data)
 		if err != nil {
 			return nil, err
 		}
-		bcomp, err := b.zeros(n * kk / 4)
+		bcomp, err := b.Zeros(int64(n * kk / 4))
 		if err != nil {
 			return nil, err
 		}
-		bmeta, err := b.zeros(n * kk / 8)
+		bmeta, err := b.Zeros(int64(n * kk / 8))
 		if err != nil {
 			return nil, err
 		}
 		if err := k.launch(ctx, int64(n*kk/8), bc, bcomp, bmeta, int32(n), int32(kk)); err != nil {
 			return nil, err
 		}
-		comp, err := b.download(bcomp, n*kk/4)
+		comp, err := b.Download(bcomp, n*kk/4)
 		if err != nil {
 			return nil, err
 		}
-		meta, err := b.download(bmeta, n*kk/8)
+		meta, err := b.Download(bmeta, n*kk/8)
 		if err != nil {
 			return nil, err
 		}
@@ -319,7 +271,7 @@ func (k kernel) run(ctx context.Context, p ops.Params, in ops.Tensors, want ops.
 
 // unary runs a unary kernel on float32 bytes xb and returns one code per
 // input (unpacking E2M1 pairs).
-func (k kernel) unary(ctx context.Context, b *buffers, xb []byte) ([]byte, error) {
+func (k kernel) unary(ctx context.Context, b *cuda.Buffers, xb []byte) ([]byte, error) {
 	n := len(xb) / 4
 	if k.abi.Packed && n%2 != 0 {
 		return nil, fmt.Errorf("ABI %s needs an even number of inputs, got %d", k.abi.Name, n)
@@ -328,18 +280,18 @@ func (k kernel) unary(ctx context.Context, b *buffers, xb []byte) ([]byte, error
 	if k.abi.Packed {
 		outLen, work = n/2, int64(n/2)
 	}
-	bx, err := b.upload(xb)
+	bx, err := b.Upload(xb)
 	if err != nil {
 		return nil, err
 	}
-	bo, err := b.zeros(outLen)
+	bo, err := b.Zeros(int64(outLen))
 	if err != nil {
 		return nil, err
 	}
 	if err := k.launch(ctx, work, bx, bo, uint64(n)); err != nil {
 		return nil, err
 	}
-	raw, err := b.download(bo, outLen)
+	raw, err := b.Download(bo, outLen)
 	if err != nil {
 		return nil, err
 	}

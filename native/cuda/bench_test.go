@@ -49,16 +49,16 @@ func copyGBps(b *testing.B, d *Device, n int64) float64 {
 // in its l2warm form; with rotation(n) buffers they come from DRAM.
 func readGBps(b *testing.B, d *Device, n int64, rot int) float64 {
 	ctx := context.Background()
-	bufs := &buffers{d: d, ctx: ctx}
-	defer bufs.free()
+	bufs := d.Buffers(ctx)
+	defer bufs.Free()
 	n16 := (n + 15) / 16
-	sink, err := bufs.zeros(4 * 1024)
+	sink, err := bufs.Zeros(4 * 1024)
 	if err != nil {
 		b.Fatal(err)
 	}
 	steps := make([]Step, rot)
 	for r := range steps {
-		src, err := bufs.alloc(16 * n16)
+		src, err := bufs.Alloc(16 * n16)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -182,27 +182,27 @@ func BenchmarkBlocks(b *testing.B) {
 	const n = rows * cols
 	d := device(b)
 	ctx := context.Background()
-	bufs := &buffers{d: d, ctx: ctx}
-	defer bufs.free()
-	x, err := bufs.upload(randomF32(n, 1))
+	bufs := d.Buffers(ctx)
+	defer bufs.Free()
+	x, err := bufs.Upload(randomF32(n, 1))
 	if err != nil {
 		b.Fatal(err)
 	}
-	wh, err := bufs.alloc(2 * n)
+	wh, err := bufs.Alloc(2 * n)
 	if err != nil {
 		b.Fatal(err)
 	}
 	if err := d.Memset(ctx, wh, 0x2A); err != nil { // fp16 0x2A2A ~ 0.0456, finite
 		b.Fatal(err)
 	}
-	amax, _ := bufs.zeros(4)
-	packed, _ := bufs.alloc(n / 2)
-	scales, _ := bufs.alloc(n / 16)
-	gout, _ := bufs.alloc(4)
-	qw, _ := bufs.alloc(4 * n / 8)
-	qz, _ := bufs.alloc(4 * n / 8)
-	sc, _ := bufs.alloc(2 * n)
-	bad, _ := bufs.zeros(4)
+	amax, _ := bufs.Zeros(4)
+	packed, _ := bufs.Alloc(n / 2)
+	scales, _ := bufs.Alloc(n / 16)
+	gout, _ := bufs.Alloc(4)
+	qw, _ := bufs.Alloc(4 * n / 8)
+	qz, _ := bufs.Alloc(4 * n / 8)
+	sc, _ := bufs.Alloc(2 * n)
+	bad, _ := bufs.Zeros(4)
 	copyBW := copyGBps(b, d, 4*n)
 	copyBW16 := copyGBps(b, d, 2*n)
 	nb16, nb32 := int64(n/16), int64(n/32)
@@ -255,16 +255,16 @@ func BenchmarkSparse24(b *testing.B) {
 	const n, k = 8192, 8192
 	d := device(b)
 	ctx := context.Background()
-	bufs := &buffers{d: d, ctx: ctx}
-	defer bufs.free()
-	codes, _ := bufs.alloc(n * k)
+	bufs := d.Buffers(ctx)
+	defer bufs.Free()
+	codes, _ := bufs.Alloc(n * k)
 	if err := d.Memset(ctx, codes, 0x03); err != nil {
 		b.Fatal(err)
 	}
-	comp, _ := bufs.alloc(n * k / 4)
-	meta, _ := bufs.alloc(n * k / 8)
-	bad, _ := bufs.zeros(4)
-	table, _ := bufs.alloc(sp24MetaTableBytes)
+	comp, _ := bufs.Alloc(n * k / 4)
+	meta, _ := bufs.Alloc(n * k / 8)
+	bad, _ := bufs.Zeros(4)
+	table, _ := bufs.Alloc(sp24MetaTableBytes)
 	copyBW := copyGBps(b, d, n*k)
 	for _, tr := range []bool{false, true} {
 		name := "rowmajor"
@@ -330,17 +330,17 @@ func BenchmarkGEMV(b *testing.B) {
 	b.Run("mxfp4_q8_1_k4096_n11776", func(b *testing.B) {
 		const k, n = 4096, 11776
 		nb := k / 32
-		bufs := &buffers{d: d, ctx: ctx}
-		defer bufs.free()
+		bufs := d.Buffers(ctx)
+		defer bufs.Free()
 		weights := func() Buffer {
-			w, _ := bufs.alloc(int64(n * nb * 17))
+			w, _ := bufs.Alloc(int64(n * nb * 17))
 			if err := d.Memset(ctx, w, 0x7A); err != nil {
 				b.Fatal(err)
 			}
 			return w
 		}
-		act, _ := bufs.alloc(int64(nb * 36))
-		y, _ := bufs.alloc(4 * n)
+		act, _ := bufs.Alloc(int64(nb * 36))
+		y, _ := bufs.Alloc(4 * n)
 		if err := d.Memset(ctx, act, 0x11); err != nil {
 			b.Fatal(err)
 		}
@@ -396,8 +396,8 @@ func sparseBenchBytes(part, n int, seed uint64) []byte {
 // the l2warm and dram modes, with constant or random weight bytes.
 func benchSparseGEMV(b *testing.B, d *Device, e, na, k, n int, random bool, report func(*testing.B, []Step, float64, float64)) {
 	ctx := context.Background()
-	bufs := &buffers{d: d, ctx: ctx}
-	defer bufs.free()
+	bufs := d.Buffers(ctx)
+	defer bufs.Free()
 	// weights allocates one set of comp, meta and scales for all e experts,
 	// memset or random (sparseBenchBytes, made once and uploaded to every
 	// copy).
@@ -416,8 +416,8 @@ func benchSparseGEMV(b *testing.B, d *Device, e, na, k, n int, random bool, repo
 		}{{sizes[0], 0x21}, {sizes[1], 0x44}, {sizes[2], 0x38}} {
 			var err error
 			if random {
-				out[i], err = bufs.upload(randomBytes[i])
-			} else if out[i], err = bufs.alloc(int64(m.n)); err == nil {
+				out[i], err = bufs.Upload(randomBytes[i])
+			} else if out[i], err = bufs.Alloc(int64(m.n)); err == nil {
 				err = d.Memset(ctx, out[i], m.v)
 			}
 			if err != nil {
@@ -426,8 +426,8 @@ func benchSparseGEMV(b *testing.B, d *Device, e, na, k, n int, random bool, repo
 		}
 		return out[0], out[1], out[2]
 	}
-	global, _ := bufs.zeros(int64(4 * e))
-	act, _ := bufs.alloc(int64(2 * na * k))
+	global, _ := bufs.Zeros(int64(4 * e))
+	act, _ := bufs.Alloc(int64(2 * na * k))
 	if err := d.Memset(ctx, act, 0x3C); err != nil {
 		b.Fatal(err)
 	}
@@ -445,15 +445,15 @@ func benchSparseGEMV(b *testing.B, d *Device, e, na, k, n int, random bool, repo
 	for i := range ids {
 		ids[i] = int32(i * (e / na))
 	}
-	ex, err := bufs.upload(tensor.FromI32([]int{na}, ids).Data)
+	ex, err := bufs.Upload(tensor.FromI32([]int{na}, ids).Data)
 	if err != nil {
 		b.Fatal(err)
 	}
 	kt := k / V7TileK
-	part, _ := bufs.alloc(int64(2 * na * kt * n))
-	y, _ := bufs.alloc(int64(2 * na * n))
+	part, _ := bufs.Alloc(int64(2 * na * kt * n))
+	y, _ := bufs.Alloc(int64(2 * na * n))
 	grid := v7Grid(n, k, na, v7Tiles(n, k, na, d.sms))
-	counters, _ := bufs.zeros(int64(4 * na * grid.X))
+	counters, _ := bufs.Zeros(int64(4 * na * grid.X))
 	step := func(comp, meta, scales, global Buffer) Step {
 		return Step{Kernel: "sp24_gemv_v7", Grid: grid, Block: Dims{V7Threads, 1, 1},
 			Args: []any{comp, meta, scales, global, act, uint64(k), ex, uint64(k), uint64(n), uint64(16), uint32(1),

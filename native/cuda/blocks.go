@@ -5,6 +5,7 @@ package cuda
 import (
 	"context"
 	"fmt"
+	"github.com/bitexact/bitexact/conformance/gate"
 	"strconv"
 
 	"github.com/bitexact/bitexact/refimpl/ops"
@@ -13,7 +14,7 @@ import (
 
 // matrixInput checks that in[name] is a float32 [rows, cols] matrix with
 // cols a multiple of block.
-func matrixInput(k Kernel, in ops.Tensors, name string, block int) (tensor.Tensor, int, int, error) {
+func matrixInput(k gate.Kernel, in ops.Tensors, name string, block int) (tensor.Tensor, int, int, error) {
 	x, ok := in[name]
 	if !ok {
 		return x, 0, 0, fmt.Errorf("cuda: kernel %s: missing input tensor %q", k.Name, name)
@@ -28,14 +29,20 @@ func matrixInput(k Kernel, in ops.Tensors, name string, block int) (tensor.Tenso
 	return x, rows, cols, nil
 }
 
-// buffers frees a set of device buffers together.
-type buffers struct {
+// Buffers allocates the device buffers of one call and frees them
+// together: the op runners here and conformance/ptxabi's third-party
+// kernels use it.
+type Buffers struct {
 	d    *Device
 	ctx  context.Context
 	bufs []Buffer
 }
 
-func (b *buffers) alloc(n int64) (Buffer, error) {
+// Buffers returns an empty set of buffers on d; Free releases them.
+func (d *Device) Buffers(ctx context.Context) *Buffers { return &Buffers{d: d, ctx: ctx} }
+
+// Alloc allocates n bytes (at least 1), uninitialised.
+func (b *Buffers) Alloc(n int64) (Buffer, error) {
 	buf, err := b.d.Alloc(b.ctx, max(n, 1))
 	if err == nil {
 		b.bufs = append(b.bufs, buf)
@@ -43,7 +50,8 @@ func (b *buffers) alloc(n int64) (Buffer, error) {
 	return buf, err
 }
 
-func (b *buffers) upload(data []byte) (Buffer, error) {
+// Upload copies data into a new buffer.
+func (b *Buffers) Upload(data []byte) (Buffer, error) {
 	buf, err := b.d.Upload(b.ctx, data)
 	if err == nil {
 		b.bufs = append(b.bufs, buf)
@@ -51,21 +59,26 @@ func (b *buffers) upload(data []byte) (Buffer, error) {
 	return buf, err
 }
 
-func (b *buffers) zeros(n int64) (Buffer, error) {
-	buf, err := b.alloc(n)
+// Zeros allocates n bytes (at least 1) filled with zero.
+func (b *Buffers) Zeros(n int64) (Buffer, error) {
+	buf, err := b.Alloc(n)
 	if err != nil {
 		return buf, err
 	}
 	return buf, b.d.Memset(b.ctx, buf, 0)
 }
 
-func (b *buffers) free() {
+// Free releases every buffer, even after the call's context ended.
+func (b *Buffers) Free() {
+	ctx := context.WithoutCancel(b.ctx)
 	for _, buf := range b.bufs {
-		b.d.Free(b.ctx, buf)
+		b.d.Free(ctx, buf)
 	}
+	b.bufs = nil
 }
 
-func (b *buffers) download(buf Buffer, n int) ([]byte, error) {
+// Download copies the first n bytes of buf to the host.
+func (b *Buffers) Download(buf Buffer, n int) ([]byte, error) {
 	out := make([]byte, n)
 	return out, b.d.Download(b.ctx, out, buf)
 }
@@ -76,7 +89,7 @@ func swizzledLen(rows, sfCols int) int {
 	return (rows + 127) / 128 * 128 * ((sfCols + 3) / 4 * 4)
 }
 
-func runNVFP4(ctx context.Context, d *Device, k Kernel, p ops.Params, in ops.Tensors) (ops.Tensors, error) {
+func runNVFP4(ctx context.Context, d *Device, k gate.Kernel, p ops.Params, in ops.Tensors) (ops.Tensors, error) {
 	x, rows, cols, err := matrixInput(k, in, "x", 16)
 	if err != nil {
 		return nil, err
@@ -97,25 +110,25 @@ func runNVFP4(ctx context.Context, d *Device, k Kernel, p ops.Params, in ops.Ten
 	if swizzle {
 		scaleLen = swizzledLen(rows, sfCols)
 	}
-	b := &buffers{d: d, ctx: ctx}
-	defer b.free()
-	bx, err := b.upload(x.Data)
+	b := d.Buffers(ctx)
+	defer b.Free()
+	bx, err := b.Upload(x.Data)
 	if err != nil {
 		return nil, err
 	}
-	amax, err := b.zeros(4)
+	amax, err := b.Zeros(4)
 	if err != nil {
 		return nil, err
 	}
-	packed, err := b.alloc(int64(n / 2))
+	packed, err := b.Alloc(int64(n / 2))
 	if err != nil {
 		return nil, err
 	}
-	scales, err := b.zeros(int64(scaleLen))
+	scales, err := b.Zeros(int64(scaleLen))
 	if err != nil {
 		return nil, err
 	}
-	gout, err := b.alloc(4)
+	gout, err := b.Alloc(4)
 	if err != nil {
 		return nil, err
 	}
@@ -134,15 +147,15 @@ func runNVFP4(ctx context.Context, d *Device, k Kernel, p ops.Params, in ops.Ten
 		bx, uint64(rows), uint64(cols), amax, global, globalMode, packed, scales, sw, gout); err != nil {
 		return nil, err
 	}
-	pb, err := b.download(packed, n/2)
+	pb, err := b.Download(packed, n/2)
 	if err != nil {
 		return nil, err
 	}
-	sb, err := b.download(scales, scaleLen)
+	sb, err := b.Download(scales, scaleLen)
 	if err != nil {
 		return nil, err
 	}
-	gb, err := b.download(gout, 4)
+	gb, err := b.Download(gout, 4)
 	if err != nil {
 		return nil, err
 	}
@@ -159,7 +172,7 @@ func runNVFP4(ctx context.Context, d *Device, k Kernel, p ops.Params, in ops.Ten
 
 var mxfp4Modes = map[string]uint32{"floor": 0, "ceil": 1, "even": 2, "rceil": 3}
 
-func runMXFP4(ctx context.Context, d *Device, k Kernel, p ops.Params, in ops.Tensors) (ops.Tensors, error) {
+func runMXFP4(ctx context.Context, d *Device, k gate.Kernel, p ops.Params, in ops.Tensors) (ops.Tensors, error) {
 	x, rows, cols, err := matrixInput(k, in, "x", 32)
 	if err != nil {
 		return nil, err
@@ -169,17 +182,17 @@ func runMXFP4(ctx context.Context, d *Device, k Kernel, p ops.Params, in ops.Ten
 		return nil, fmt.Errorf("cuda: kernel %s: unknown mode %q", k.Name, p["mode"])
 	}
 	n := rows * cols
-	b := &buffers{d: d, ctx: ctx}
-	defer b.free()
-	bx, err := b.upload(x.Data)
+	b := d.Buffers(ctx)
+	defer b.Free()
+	bx, err := b.Upload(x.Data)
 	if err != nil {
 		return nil, err
 	}
-	packed, err := b.alloc(int64(n / 2))
+	packed, err := b.Alloc(int64(n / 2))
 	if err != nil {
 		return nil, err
 	}
-	scales, err := b.alloc(int64(n / 32))
+	scales, err := b.Alloc(int64(n / 32))
 	if err != nil {
 		return nil, err
 	}
@@ -189,11 +202,11 @@ func runMXFP4(ctx context.Context, d *Device, k Kernel, p ops.Params, in ops.Ten
 			return nil, err
 		}
 	}
-	pb, err := b.download(packed, n/2)
+	pb, err := b.Download(packed, n/2)
 	if err != nil {
 		return nil, err
 	}
-	sb, err := b.download(scales, n/32)
+	sb, err := b.Download(scales, n/32)
 	if err != nil {
 		return nil, err
 	}
@@ -210,7 +223,7 @@ const AWQThreads = 256
 
 func awqGrid(oc, groups int) Dims { return Dims{(oc/8 + 31) / 32, groups, 1} }
 
-func runAWQ(ctx context.Context, d *Device, k Kernel, p ops.Params, in ops.Tensors) (ops.Tensors, error) {
+func runAWQ(ctx context.Context, d *Device, k gate.Kernel, p ops.Params, in ops.Tensors) (ops.Tensors, error) {
 	w, ok := in["w"]
 	if !ok {
 		return nil, fmt.Errorf("cuda: kernel %s: missing input tensor %q", k.Name, "w")
@@ -229,48 +242,48 @@ func runAWQ(ctx context.Context, d *Device, k Kernel, p ops.Params, in ops.Tenso
 	if ic == 0 || oc == 0 || g <= 0 || ic%g != 0 || oc%8 != 0 {
 		return nil, fmt.Errorf("cuda: kernel %s: shape [%d, %d] with group %d: need IC a positive multiple of the group and OC a positive multiple of 8", k.Name, ic, oc, g)
 	}
-	b := &buffers{d: d, ctx: ctx}
-	defer b.free()
-	bw, err := b.upload(w.Data)
+	b := d.Buffers(ctx)
+	defer b.Free()
+	bw, err := b.Upload(w.Data)
 	if err != nil {
 		return nil, err
 	}
 	ng, words := ic/g, oc/8
-	qw, err := b.alloc(int64(4 * ic * words))
+	qw, err := b.Alloc(int64(4 * ic * words))
 	if err != nil {
 		return nil, err
 	}
-	qz, err := b.alloc(int64(4 * ng * words))
+	qz, err := b.Alloc(int64(4 * ng * words))
 	if err != nil {
 		return nil, err
 	}
-	sc, err := b.alloc(int64(2 * ng * oc))
+	sc, err := b.Alloc(int64(2 * ng * oc))
 	if err != nil {
 		return nil, err
 	}
-	bad, err := b.zeros(4)
+	bad, err := b.Zeros(4)
 	if err != nil {
 		return nil, err
 	}
 	if err := d.Launch(ctx, "awq_forge_pack", awqGrid(oc, ng), Dims{AWQThreads, 1, 1}, 0, bw, uint64(ic), uint64(oc), uint64(g), qw, qz, sc, bad); err != nil {
 		return nil, err
 	}
-	flag, err := b.download(bad, 4)
+	flag, err := b.Download(bad, 4)
 	if err != nil {
 		return nil, err
 	}
 	if flag[0] != 0 {
 		return nil, fmt.Errorf("cuda: kernel %s: a weight is not finite (the forge quantizer rejects Inf and NaN)", k.Name)
 	}
-	qwb, err := b.download(qw, 4*ic*words)
+	qwb, err := b.Download(qw, 4*ic*words)
 	if err != nil {
 		return nil, err
 	}
-	qzb, err := b.download(qz, 4*ng*words)
+	qzb, err := b.Download(qz, 4*ng*words)
 	if err != nil {
 		return nil, err
 	}
-	scb, err := b.download(sc, 2*ng*oc)
+	scb, err := b.Download(sc, 2*ng*oc)
 	if err != nil {
 		return nil, err
 	}

@@ -56,7 +56,7 @@ func TestOpenInfo(t *testing.T) {
 // 0, 0.5, 1, 1.5, 2, 3, 4, 6 with ties to even.
 func TestE2M1Table(t *testing.T) {
 	d := device(t)
-	e := Engine{Dev: d}
+	e := NewEngine(d)
 	negNaN := math.Float32frombits(0xFFC00000)
 	posNaN := math.Float32frombits(0x7FC00000)
 	cases := []struct {
@@ -90,7 +90,7 @@ func TestE2M1Table(t *testing.T) {
 		{"e2m1_nvidia", func(i int) uint8 { return cases[i].nvidia }},
 		{"e2m1_sw_sm121", func(i int) uint8 { return cases[i].swsm121 }},
 	} {
-		kk, err := LookupKernel(k.kernel)
+		kk, err := e.Lookup(k.kernel)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -5,6 +5,7 @@ package cuda
 import (
 	"context"
 	"fmt"
+	"github.com/bitexact/bitexact/conformance/gate"
 
 	"github.com/bitexact/bitexact/refimpl/gemv"
 	"github.com/bitexact/bitexact/refimpl/ops"
@@ -14,7 +15,7 @@ import (
 
 var sp24Ties = map[string]uint32{"lower-index": 0, "cutlass": 1, "signed": 2}
 
-func runSparseCompress(ctx context.Context, d *Device, k Kernel, p ops.Params, in ops.Tensors) (ops.Tensors, error) {
+func runSparseCompress(ctx context.Context, d *Device, k gate.Kernel, p ops.Params, in ops.Tensors) (ops.Tensors, error) {
 	rule, ok := sp24Ties[p.Get("tie", "lower-index")]
 	if !ok {
 		return nil, fmt.Errorf("cuda: kernel %s: unknown tie rule %q", k.Name, p["tie"])
@@ -46,25 +47,25 @@ func runSparseCompress(ctx context.Context, d *Device, k Kernel, p ops.Params, i
 		}
 		return dims
 	}
-	b := &buffers{d: d, ctx: ctx}
-	defer b.free()
-	bc, err := b.upload(c.Data)
+	b := d.Buffers(ctx)
+	defer b.Free()
+	bc, err := b.Upload(c.Data)
 	if err != nil {
 		return nil, err
 	}
-	comp, err := b.alloc(int64(e * n * kk / 4))
+	comp, err := b.Alloc(int64(e * n * kk / 4))
 	if err != nil {
 		return nil, err
 	}
-	meta, err := b.alloc(int64(e * n * kk / 8))
+	meta, err := b.Alloc(int64(e * n * kk / 8))
 	if err != nil {
 		return nil, err
 	}
-	bad, err := b.zeros(4)
+	bad, err := b.Zeros(4)
 	if err != nil {
 		return nil, err
 	}
-	table, err := b.alloc(sp24MetaTableBytes)
+	table, err := b.Alloc(sp24MetaTableBytes)
 	if err != nil {
 		return nil, err
 	}
@@ -76,18 +77,18 @@ func runSparseCompress(ctx context.Context, d *Device, k Kernel, p ops.Params, i
 		bc, uint64(e), uint64(n), uint64(kk), table, comp, meta, bad); err != nil {
 		return nil, err
 	}
-	flag, err := b.download(bad, 4)
+	flag, err := b.Download(bad, 4)
 	if err != nil {
 		return nil, err
 	}
 	if flag[0] != 0 {
 		return nil, fmt.Errorf("cuda: kernel %s: tensor \"codes\": a code exceeds 0xF", k.Name)
 	}
-	cb, err := b.download(comp, e*n*kk/4)
+	cb, err := b.Download(comp, e*n*kk/4)
 	if err != nil {
 		return nil, err
 	}
-	mb, err := b.download(meta, e*n*kk/8)
+	mb, err := b.Download(meta, e*n*kk/8)
 	if err != nil {
 		return nil, err
 	}
@@ -105,11 +106,11 @@ func runSparseCompress(ctx context.Context, d *Device, k Kernel, p ops.Params, i
 				return nil, fmt.Errorf("cuda: kernel %s: tensor \"scales\": shape %v does not match codes %v", k.Name, s.Shape, c.Shape)
 			}
 			ns := s.Shape[len(s.Shape)-1]
-			bs, err := b.upload(s.Data)
+			bs, err := b.Upload(s.Data)
 			if err != nil {
 				return nil, err
 			}
-			bt, err := b.alloc(int64(len(s.Data)))
+			bt, err := b.Alloc(int64(len(s.Data)))
 			if err != nil {
 				return nil, err
 			}
@@ -117,7 +118,7 @@ func runSparseCompress(ctx context.Context, d *Device, k Kernel, p ops.Params, i
 				bs, uint64(e), uint64(n), uint64(ns), bt); err != nil {
 				return nil, err
 			}
-			tb, err := b.download(bt, len(s.Data))
+			tb, err := b.Download(bt, len(s.Data))
 			if err != nil {
 				return nil, err
 			}
@@ -178,9 +179,9 @@ func sp24MetaTable(rule uint32, table Buffer) Step {
 // setLUT fills sparse24.cu's constant E4M3 table through sp24_fill_lut
 // (the hardware decode) and a device-to-device copy into the symbol.
 func (d *Device) setLUT(ctx context.Context, mode uint32) error {
-	b := &buffers{d: d, ctx: ctx}
-	defer b.free()
-	tmp, err := b.alloc(1024)
+	b := d.Buffers(ctx)
+	defer b.Free()
+	tmp, err := b.Alloc(1024)
 	if err != nil {
 		return err
 	}
@@ -265,14 +266,14 @@ func v7Grid(n, k, a, tiles int) Dims {
 	return Dims{(n + 511) / 512, (kt + tiles - 1) / tiles, a}
 }
 
-func runSparseGEMV(ctx context.Context, d *Device, k Kernel, p ops.Params, in ops.Tensors) (ops.Tensors, error) {
+func runSparseGEMV(ctx context.Context, d *Device, k gate.Kernel, p ops.Params, in ops.Tensors) (ops.Tensors, error) {
 	return runSparseGEMVTiles(ctx, d, k, p, in, 0)
 }
 
 // runSparseGEMVTiles is runSparseGEMV at tiles tiles per block, 1 to
 // V7MaxTiles, or at v7Tiles's choice for the shape when tiles is 0:
 // TestSparseGEMVTiles runs every value on the same inputs.
-func runSparseGEMVTiles(ctx context.Context, d *Device, k Kernel, p ops.Params, in ops.Tensors, tiles int) (ops.Tensors, error) {
+func runSparseGEMVTiles(ctx context.Context, d *Device, k gate.Kernel, p ops.Params, in ops.Tensors, tiles int) (ops.Tensors, error) {
 	if tiles < 0 || tiles > V7MaxTiles {
 		return nil, fmt.Errorf("cuda: kernel %s: %d tiles per block, want 1 to %d", k.Name, tiles, V7MaxTiles)
 	}
@@ -344,9 +345,9 @@ func runSparseGEMVTiles(ctx context.Context, d *Device, k Kernel, p ops.Params, 
 	if err := d.setLUT(ctx, lutMode); err != nil {
 		return nil, fmt.Errorf("cuda: kernel %s: %w", k.Name, err)
 	}
-	b := &buffers{d: d, ctx: ctx}
-	defer b.free()
-	up := func(name string) (Buffer, error) { return b.upload(in[name].Data) }
+	b := d.Buffers(ctx)
+	defer b.Free()
+	up := func(name string) (Buffer, error) { return b.Upload(in[name].Data) }
 	bComp, err := up("comp")
 	if err != nil {
 		return nil, err
@@ -372,11 +373,11 @@ func runSparseGEMVTiles(ctx context.Context, d *Device, k Kernel, p ops.Params, 
 		return nil, err
 	}
 	kt := kk / V7TileK
-	part, err := b.alloc(int64(2 * a * kt * n))
+	part, err := b.Alloc(int64(2 * a * kt * n))
 	if err != nil {
 		return nil, err
 	}
-	y, err := b.alloc(int64(2 * a * n))
+	y, err := b.Alloc(int64(2 * a * n))
 	if err != nil {
 		return nil, err
 	}
@@ -384,7 +385,7 @@ func runSparseGEMVTiles(ctx context.Context, d *Device, k Kernel, p ops.Params, 
 		tiles = v7Tiles(n, kk, a, d.sms)
 	}
 	grid := v7Grid(n, kk, a, tiles)
-	counters, err := b.zeros(int64(4 * a * grid.X))
+	counters, err := b.Zeros(int64(4 * a * grid.X))
 	if err != nil {
 		return nil, err
 	}
@@ -392,7 +393,7 @@ func runSparseGEMVTiles(ctx context.Context, d *Device, k Kernel, p ops.Params, 
 		bExp, uint64(kk), uint64(n), uint64(kk/ns), boolU32(fused), uint64(width), part, counters, y); err != nil {
 		return nil, err
 	}
-	yb, err := b.download(y, 2*a*n)
+	yb, err := b.Download(y, 2*a*n)
 	if err != nil {
 		return nil, err
 	}
@@ -406,7 +407,7 @@ func boolU32(b bool) uint32 {
 	return 0
 }
 
-func runMXFP4GEMV(ctx context.Context, d *Device, k Kernel, p ops.Params, in ops.Tensors) (ops.Tensors, error) {
+func runMXFP4GEMV(ctx context.Context, d *Device, k gate.Kernel, p ops.Params, in ops.Tensors) (ops.Tensors, error) {
 	fused, err := mmvqConfig(p)
 	if err != nil {
 		return nil, fmt.Errorf("cuda: kernel %s: %w", k.Name, err)
@@ -429,17 +430,17 @@ func runMXFP4GEMV(ctx context.Context, d *Device, k Kernel, p ops.Params, in ops
 	if n == 0 {
 		return ops.Tensors{"y": tensor.FromF32([]int{0}, nil)}, nil
 	}
-	b := &buffers{d: d, ctx: ctx}
-	defer b.free()
-	bw, err := b.upload(w.Data)
+	b := d.Buffers(ctx)
+	defer b.Free()
+	bw, err := b.Upload(w.Data)
 	if err != nil {
 		return nil, err
 	}
-	ba, err := b.upload(act.Data)
+	ba, err := b.Upload(act.Data)
 	if err != nil {
 		return nil, err
 	}
-	y, err := b.alloc(int64(4 * n))
+	y, err := b.Alloc(int64(4 * n))
 	if err != nil {
 		return nil, err
 	}
@@ -447,7 +448,7 @@ func runMXFP4GEMV(ctx context.Context, d *Device, k Kernel, p ops.Params, in ops
 		bw, ba, uint64(n), uint64(nb), boolU32(fused), uint32(MMVQRows), y); err != nil {
 		return nil, err
 	}
-	yb, err := b.download(y, 4*n)
+	yb, err := b.Download(y, 4*n)
 	if err != nil {
 		return nil, err
 	}
@@ -457,8 +458,8 @@ func runMXFP4GEMV(ctx context.Context, d *Device, k Kernel, p ops.Params, in ops
 // runGGMLQuantize runs a llama.cpp quantizer (q8_1_quantize or
 // ggml_mxfp4_quantize): float32 x [n*32] in, one warp per 32-element block,
 // blockBytes-byte blocks of the given logical type out.
-func runGGMLQuantize(blockBytes int, logical string) func(ctx context.Context, d *Device, k Kernel, p ops.Params, in ops.Tensors) (ops.Tensors, error) {
-	return func(ctx context.Context, d *Device, k Kernel, p ops.Params, in ops.Tensors) (ops.Tensors, error) {
+func runGGMLQuantize(blockBytes int, logical string) func(ctx context.Context, d *Device, k gate.Kernel, p ops.Params, in ops.Tensors) (ops.Tensors, error) {
+	return func(ctx context.Context, d *Device, k gate.Kernel, p ops.Params, in ops.Tensors) (ops.Tensors, error) {
 		x, ok := in["x"]
 		if !ok {
 			return nil, fmt.Errorf("cuda: kernel %s: missing input tensor %q", k.Name, "x")
@@ -472,20 +473,20 @@ func runGGMLQuantize(blockBytes int, logical string) func(ctx context.Context, d
 		nb := x.Shape[0] / gemv.QK
 		out := make([]byte, nb*blockBytes)
 		if nb > 0 {
-			b := &buffers{d: d, ctx: ctx}
-			defer b.free()
-			bx, err := b.upload(x.Data)
+			b := d.Buffers(ctx)
+			defer b.Free()
+			bx, err := b.Upload(x.Data)
 			if err != nil {
 				return nil, err
 			}
-			bo, err := b.alloc(int64(len(out)))
+			bo, err := b.Alloc(int64(len(out)))
 			if err != nil {
 				return nil, err
 			}
 			if err := d.Launch(ctx, k.Name, Grid1D(int64(nb), 8, 65535), Dims{256, 1, 1}, 0, bx, uint64(nb), bo); err != nil {
 				return nil, err
 			}
-			if out, err = b.download(bo, len(out)); err != nil {
+			if out, err = b.Download(bo, len(out)); err != nil {
 				return nil, err
 			}
 		}

@@ -53,7 +53,7 @@ func TestSparseGEMVTiles(t *testing.T) {
 		"act":     tensor.FromBits16(tensor.F16, []int{a, k}, act),
 		"experts": tensor.FromI32([]int{a}, []int32{2, 0}),
 	}
-	kernel, err := LookupKernel("sp24_gemv_v7")
+	kernel, err := NewEngine(d).Lookup("sp24_gemv_v7")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -58,7 +58,7 @@ func TestGGMLQuantizeScaleSweep(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, err := Engine{Dev: d}.Run(ctx, c.op, c.params, in)
+			got, err := NewEngine(d).Run(ctx, c.op, c.params, in)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -112,7 +112,7 @@ func TestAWQGroupPaths(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, err := Engine{Dev: d}.Run(ctx, "awq.quantize", p, in)
+			got, err := NewEngine(d).Run(ctx, "awq.quantize", p, in)
 			if err != nil {
 				t.Fatal(err)
 			}
