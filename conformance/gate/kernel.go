@@ -129,3 +129,35 @@ func Lookup(ks []Kernel, name string) (Kernel, error) {
 	}
 	return Kernel{}, fmt.Errorf("unknown kernel %q", name)
 }
+
+// Table is a backend's kernels, each with its launch code of type F (the
+// backend's own launch signature): the claims and the code that honours
+// them stand side by side, and the backend's Launch finds the code by
+// name.
+type Table[F any] []Entry[F]
+
+// Entry is one kernel of a Table.
+type Entry[F any] struct {
+	Kernel
+	Launch F
+}
+
+// Kernels lists the claims.
+func (t Table[F]) Kernels() []Kernel {
+	ks := make([]Kernel, len(t))
+	for i, e := range t {
+		ks[i] = e.Kernel
+	}
+	return ks
+}
+
+// Launcher returns the launch code of the kernel named name.
+func (t Table[F]) Launcher(name string) (F, error) {
+	for _, e := range t {
+		if e.Name == name {
+			return e.Launch, nil
+		}
+	}
+	var zero F
+	return zero, fmt.Errorf("unknown kernel %q", name)
+}

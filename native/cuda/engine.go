@@ -13,73 +13,64 @@ import (
 	"github.com/bitexact/bitexact/refimpl/tensor"
 )
 
-// kernel is a claim (gate.Kernel) and the code that launches it.
-type kernel struct {
-	gate.Kernel
-	run func(ctx context.Context, d *Device, k gate.Kernel, p ops.Params, in ops.Tensors) (ops.Tensors, error)
-}
+// launchFunc runs kernel k on op inputs under parameters p.
+type launchFunc func(ctx context.Context, d *Device, k gate.Kernel, p ops.Params, in ops.Tensors) (ops.Tensors, error)
 
 // kernels lists every kernel with its claim and its launch code.
-var kernels = []kernel{
-	{gate.Kernel{Name: "e2m1_nvidia", Module: "e2m1", Conversion: "e2m1/nvidia",
+var kernels = gate.Table[launchFunc]{
+	{Kernel: gate.Kernel{Name: "e2m1_nvidia", Module: "e2m1", Conversion: "e2m1/nvidia",
 		Op: "e2m1.encode", Params: ops.Params{"profile": "nvidia"},
-		Doc: "software E2M1 encode, nvidia profile (branchless thresholds, NaN -> +0x7)"}, runUnaryOp},
-	{gate.Kernel{Name: "e2m1_sw_sm121", Module: "e2m1", Conversion: "e2m1/sw-sm121",
+		Doc: "software E2M1 encode, nvidia profile (branchless thresholds, NaN -> +0x7)"}, Launch: runUnaryOp},
+	{Kernel: gate.Kernel{Name: "e2m1_sw_sm121", Module: "e2m1", Conversion: "e2m1/sw-sm121",
 		Op: "e2m1.encode", Params: ops.Params{"profile": "sw-sm121"},
 		ThirdParty: "Avarok-Cybersecurity/dgx-vllm: patch_nvfp4_utils_sw_e2m1.py _sw_float_to_e2m1 (function body unchanged)",
-		Doc:        "dgx-vllm SM121 software E2M1, as published"}, runUnaryOp},
-	{gate.Kernel{Name: "fp8_e4m3_satfinite", Module: "fp8", Conversion: "e4m3/satfinite",
+		Doc:        "dgx-vllm SM121 software E2M1, as published"}, Launch: runUnaryOp},
+	{Kernel: gate.Kernel{Name: "fp8_e4m3_satfinite", Module: "fp8", Conversion: "e4m3/satfinite",
 		Op: "fp8.encode", Params: ops.Params{"format": "e4m3", "profile": "satfinite"},
-		Doc: "hardware cvt.rn.satfinite.e4m3x2.f32"}, runUnaryOp},
-	{gate.Kernel{Name: "fp8_e5m2_satfinite", Module: "fp8", Conversion: "e5m2/satfinite",
+		Doc: "hardware cvt.rn.satfinite.e4m3x2.f32"}, Launch: runUnaryOp},
+	{Kernel: gate.Kernel{Name: "fp8_e5m2_satfinite", Module: "fp8", Conversion: "e5m2/satfinite",
 		Op: "fp8.encode", Params: ops.Params{"format": "e5m2", "profile": "satfinite"},
-		Doc: "hardware cvt.rn.satfinite.e5m2x2.f32"}, runUnaryOp},
-	{gate.Kernel{Name: "fp8_e4m3_decode", Module: "fp8",
+		Doc: "hardware cvt.rn.satfinite.e5m2x2.f32"}, Launch: runUnaryOp},
+	{Kernel: gate.Kernel{Name: "fp8_e4m3_decode", Module: "fp8",
 		Op: "fp8.decode", Params: ops.Params{"format": "e4m3"},
-		Doc: "hardware cvt.rn.f16x2.e4m3x2 then cvt.f32.f16"}, runDecode},
-	{gate.Kernel{Name: "fp8_e5m2_decode", Module: "fp8",
+		Doc: "hardware cvt.rn.f16x2.e4m3x2 then cvt.f32.f16"}, Launch: runDecode},
+	{Kernel: gate.Kernel{Name: "fp8_e5m2_decode", Module: "fp8",
 		Op: "fp8.decode", Params: ops.Params{"format": "e5m2"},
-		Doc: "hardware cvt.rn.f16x2.e5m2x2 then cvt.f32.f16"}, runDecode},
-	{gate.Kernel{Name: "nvfp4_quantize", Module: "nvfp4",
+		Doc: "hardware cvt.rn.f16x2.e5m2x2 then cvt.f32.f16"}, Launch: runDecode},
+	{Kernel: gate.Kernel{Name: "nvfp4_quantize", Module: "nvfp4",
 		Op: "nvfp4.quantize", Params: ops.Params{"recipe": "canonical"},
 		Optional: map[string][]string{"swizzle": {"0", "1"}, "global": nil},
-		Doc:      "NVFP4 canonical recipe (nvfp4_amax, then nvfp4_quantize), correctly rounded _rn operations"}, runNVFP4},
-	{gate.Kernel{Name: "mxfp4_quantize", Module: "mxfp4",
+		Doc:      "NVFP4 canonical recipe (nvfp4_amax, then nvfp4_quantize), correctly rounded _rn operations"}, Launch: runNVFP4},
+	{Kernel: gate.Kernel{Name: "mxfp4_quantize", Module: "mxfp4",
 		Op: "mxfp4.quantize", Params: ops.Params{"profile": "nvidia"},
 		Optional: map[string][]string{"mode": {"floor", "ceil", "even", "rceil"}},
-		Doc:      "MXFP4 (OCP MX v1.0) with E8M0 scale modes, E2M1 nvidia elements"}, runMXFP4},
-	{gate.Kernel{Name: "awq_forge_pack", Module: "awq",
+		Doc:      "MXFP4 (OCP MX v1.0) with E8M0 scale modes, E2M1 nvidia elements"}, Launch: runMXFP4},
+	{Kernel: gate.Kernel{Name: "awq_forge_pack", Module: "awq",
 		Op: "awq.quantize", Params: ops.Params{"quantizer": "forge"},
 		Optional: map[string][]string{"group": nil},
-		Doc:      "FORGE AWQ quantize+pack: warp per (group, 256-column tile), 16-byte loads, RNE, AWQ nibble order in registers"}, runAWQ},
-	{gate.Kernel{Name: "sp24_compress", Module: "sparse24",
+		Doc:      "FORGE AWQ quantize+pack: warp per (group, 256-column tile), 16-byte loads, RNE, AWQ nibble order in registers"}, Launch: runAWQ},
+	{Kernel: gate.Kernel{Name: "sp24_compress", Module: "sparse24",
 		Op: "sparse24.compress", Params: ops.Params{},
 		Optional: map[string][]string{"tie": {"lower-index", "cutlass", "signed"}, "layout": {"rowmajor", "transposed"}},
-		Doc:      "2:4 compress of E2M1 codes (batched over experts), row-major or transposed (comp_T/meta_T/scales_T)"}, runSparseCompress},
-	{gate.Kernel{Name: "sp24_gemv_v7", Module: "sparse24",
+		Doc:      "2:4 compress of E2M1 codes (batched over experts), row-major or transposed (comp_T/meta_T/scales_T)"}, Launch: runSparseCompress},
+	{Kernel: gate.Kernel{Name: "sp24_gemv_v7", Module: "sparse24",
 		Op: "gemv.sparse_fp4", Params: ops.Params{},
 		Optional: map[string][]string{"schedule": nil, "scale_decode": {"e4m3fn", "dgx_lut"}}, Accepts: acceptsV7,
-		Doc: "dgx-vllm v7 sparse FP4 GEMV (blockIdx.z experts, TILE_K 64, THREAD_N 4, uint32 loads, E4M3 scales) + fp16 partial reduction; 1 to 3 K tiles per block"}, runSparseGEMV},
-	{gate.Kernel{Name: "gemv_mxfp4_q8_1", Module: "gemv_mxfp4",
+		Doc: "dgx-vllm v7 sparse FP4 GEMV (blockIdx.z experts, TILE_K 64, THREAD_N 4, uint32 loads, E4M3 scales) + fp16 partial reduction; 1 to 3 K tiles per block"}, Launch: runSparseGEMV},
+	{Kernel: gate.Kernel{Name: "gemv_mxfp4_q8_1", Module: "gemv_mxfp4",
 		Op: "gemv.mxfp4_q8_1", Params: ops.Params{},
 		Optional: map[string][]string{"schedule": nil}, Accepts: acceptsMMVQ,
-		Doc: "llama.cpp MXFP4 x Q8_1 mmvq GEMV with __dp4a and the int8 E2M1 table"}, runMXFP4GEMV},
-	{gate.Kernel{Name: "q8_1_quantize", Module: "gemv_mxfp4",
+		Doc: "llama.cpp MXFP4 x Q8_1 mmvq GEMV with __dp4a and the int8 E2M1 table"}, Launch: runMXFP4GEMV},
+	{Kernel: gate.Kernel{Name: "q8_1_quantize", Module: "gemv_mxfp4",
 		Op: "ggml.q8_1.quantize", Params: ops.Params{"s": "cuda"},
-		Doc: "llama.cpp CUDA quantize_q8_1: warp per 32-block, shuffle max and xor-tree sum, round half away"}, runGGMLQuantize(gemv.Q81BlockBytes, "block_q8_1")},
-	{gate.Kernel{Name: "ggml_mxfp4_quantize", Module: "gemv_mxfp4",
+		Doc: "llama.cpp CUDA quantize_q8_1: warp per 32-block, shuffle max and xor-tree sum, round half away"}, Launch: runGGMLQuantize(gemv.Q81BlockBytes, "block_q8_1")},
+	{Kernel: gate.Kernel{Name: "ggml_mxfp4_quantize", Module: "gemv_mxfp4",
 		Op: "ggml.mxfp4.quantize", Params: ops.Params{"log2": "exact", "cast": "x86-64"},
-		Doc: "llama.cpp quantize_row_mxfp4_ref on the GPU: warp per 32-block, exponent from the bits (log2 exact), x86-64 cast of out-of-range exponents"}, runGGMLQuantize(gemv.MXFP4BlockBytes, "block_mxfp4")},
+		Doc: "llama.cpp quantize_row_mxfp4_ref on the GPU: warp per 32-block, exponent from the bits (log2 exact), x86-64 cast of out-of-range exponents"}, Launch: runGGMLQuantize(gemv.MXFP4BlockBytes, "block_mxfp4")},
 }
 
 // Kernels lists every kernel with its claim.
-var Kernels = func() []gate.Kernel {
-	ks := make([]gate.Kernel, len(kernels))
-	for i, k := range kernels {
-		ks[i] = k.Kernel
-	}
-	return ks
-}()
+var Kernels = kernels.Kernels()
 
 // opDefaults are the parameter defaults of the refimpl/ops operations
 // (refimpl/ops: e2m1.encode's profile defaults to nvidia), so that a case
@@ -122,12 +113,11 @@ func (l launcher) Loaded(k gate.Kernel) error {
 }
 
 func (l launcher) Launch(ctx context.Context, k gate.Kernel, p ops.Params, in ops.Tensors) (ops.Tensors, error) {
-	for _, kk := range kernels {
-		if kk.Name == k.Name {
-			return kk.run(ctx, l.d, k, p, in)
-		}
+	run, err := kernels.Launcher(k.Name)
+	if err != nil {
+		return nil, fmt.Errorf("cuda: %w", err)
 	}
-	return nil, fmt.Errorf("cuda: unknown kernel %q", k.Name)
+	return run(ctx, l.d, k, p, in)
 }
 
 // Range runs the unary kernel's range form: the inputs are generated on

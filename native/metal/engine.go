@@ -43,11 +43,8 @@ type BackendInfo struct {
 	Details map[string]string `json:"details,omitempty"`
 }
 
-// kernel is a claim (gate.Kernel) and the code that launches it.
-type kernel struct {
-	gate.Kernel
-	run func(ctx context.Context, b Backend, k gate.Kernel, p ops.Params, in ops.Tensors) (ops.Tensors, error)
-}
+// launchFunc runs kernel k on op inputs under parameters p.
+type launchFunc func(ctx context.Context, b Backend, k gate.Kernel, p ops.Params, in ops.Tensors) (ops.Tensors, error)
 
 // scheduleIs accepts p when its (required) schedule parameter names or
 // spells s.
@@ -64,43 +61,37 @@ func scheduleIs(s gemv.Schedule) func(p ops.Params) bool {
 
 // kernels lists every kernel with its claim and its launch code. A
 // parameter in Optional may be left out, selecting the op's default.
-var kernels = []kernel{
-	{gate.Kernel{Name: "e2m1_nvidia", Module: "e2m1", Conversion: "e2m1/nvidia", Op: "e2m1.encode",
+var kernels = gate.Table[launchFunc]{
+	{Kernel: gate.Kernel{Name: "e2m1_nvidia", Module: "e2m1", Conversion: "e2m1/nvidia", Op: "e2m1.encode",
 		Optional: map[string][]string{"profile": {"nvidia"}},
-		Doc:      "software E2M1 encode, nvidia profile (branchless thresholds, NaN -> +0x7)"}, runUnary},
-	{gate.Kernel{Name: "e4m3_satfinite", Module: "fp8", Conversion: "e4m3/satfinite", Op: "fp8.encode",
+		Doc:      "software E2M1 encode, nvidia profile (branchless thresholds, NaN -> +0x7)"}, Launch: runUnary},
+	{Kernel: gate.Kernel{Name: "e4m3_satfinite", Module: "fp8", Conversion: "e4m3/satfinite", Op: "fp8.encode",
 		Params: ops.Params{"format": "e4m3", "profile": "satfinite"},
-		Doc:    "software E4M3 encode with cvt.rn.satfinite semantics (the NVFP4 block-scale cast)"}, runUnary},
-	{gate.Kernel{Name: "nvfp4_quantize", Module: "nvfp4", Op: "nvfp4.quantize",
+		Doc:    "software E4M3 encode with cvt.rn.satfinite semantics (the NVFP4 block-scale cast)"}, Launch: runUnary},
+	{Kernel: gate.Kernel{Name: "nvfp4_quantize", Module: "nvfp4", Op: "nvfp4.quantize",
 		Optional: map[string][]string{"recipe": {"canonical"}, "swizzle": {"0", "1"}, "global": nil},
-		Doc:      "NVFP4 canonical recipe: nvfp4_amax (integer simd_max and atomic max) then one thread per 16-element block"}, runNVFP4},
-	{gate.Kernel{Name: "mxfp4_quantize", Module: "mxfp4", Op: "mxfp4.quantize",
+		Doc:      "NVFP4 canonical recipe: nvfp4_amax (integer simd_max and atomic max) then one thread per 16-element block"}, Launch: runNVFP4},
+	{Kernel: gate.Kernel{Name: "mxfp4_quantize", Module: "mxfp4", Op: "mxfp4.quantize",
 		Optional: map[string][]string{"mode": {"floor", "ceil", "even", "rceil"}, "profile": {"nvidia"}},
-		Doc:      "MXFP4 quantize, one thread per 32-element block"}, runMXFP4},
-	{gate.Kernel{Name: "awq_pack", Module: "awq", Op: "awq.pack",
+		Doc:      "MXFP4 quantize, one thread per 32-element block"}, Launch: runMXFP4},
+	{Kernel: gate.Kernel{Name: "awq_pack", Module: "awq", Op: "awq.pack",
 		Optional: map[string][]string{"layout": {"awq"}},
-		Doc:      "AWQ packing of weight nibbles and zero points, order 0,2,4,6,1,3,5,7"}, runAWQPack},
-	{gate.Kernel{Name: "sparse24_compress", Module: "sparse24", Op: "sparse24.compress",
+		Doc:      "AWQ packing of weight nibbles and zero points, order 0,2,4,6,1,3,5,7"}, Launch: runAWQPack},
+	{Kernel: gate.Kernel{Name: "sparse24_compress", Module: "sparse24", Op: "sparse24.compress",
 		Optional: map[string][]string{"tie": {"lower-index", "cutlass", "signed"}, "layout": {"rowmajor", "transposed"}},
-		Doc:      "2:4 compression, one thread per 8 codes; transposed scales through transpose_u8"}, runSparse24},
-	{gate.Kernel{Name: "sparse_fp4_gemv", Module: "gemv_sparse_fp4", Op: "gemv.sparse_fp4",
+		Doc:      "2:4 compression, one thread per 8 codes; transposed scales through transpose_u8"}, Launch: runSparse24},
+	{Kernel: gate.Kernel{Name: "sparse_fp4_gemv", Module: "gemv_sparse_fp4", Op: "gemv.sparse_fp4",
 		Optional: map[string][]string{"schedule": nil, "scale_decode": {"e4m3fn", "dgx_lut"}},
 		Accepts:  scheduleIs(SparseFP4Schedule), Schedule: &SparseFP4Schedule,
-		Doc: "2:4-sparse NVFP4 MoE GEMV, SIMD K-split (32 lanes over 16-element blocks, threadgroup LUT, simd_sum)"}, runSparseGEMV},
-	{gate.Kernel{Name: "mxfp4_q8_1_gemv", Module: "gemv_mxfp4", Op: "gemv.mxfp4_q8_1",
+		Doc: "2:4-sparse NVFP4 MoE GEMV, SIMD K-split (32 lanes over 16-element blocks, threadgroup LUT, simd_sum)"}, Launch: runSparseGEMV},
+	{Kernel: gate.Kernel{Name: "mxfp4_q8_1_gemv", Module: "gemv_mxfp4", Op: "gemv.mxfp4_q8_1",
 		Optional: map[string][]string{"schedule": nil},
 		Accepts:  scheduleIs(MXFP4Schedule), Schedule: &MXFP4Schedule,
-		Doc: "MXFP4 x Q8_1 GEMV, SIMD K-split (lane = block/half, threadgroup LUT, deferred E8M0 scale, simd_sum)"}, runMXFP4GEMV},
+		Doc: "MXFP4 x Q8_1 GEMV, SIMD K-split (lane = block/half, threadgroup LUT, deferred E8M0 scale, simd_sum)"}, Launch: runMXFP4GEMV},
 }
 
 // Kernels lists every kernel with its claim.
-var Kernels = func() []gate.Kernel {
-	ks := make([]gate.Kernel, len(kernels))
-	for i, k := range kernels {
-		ks[i] = k.Kernel
-	}
-	return ks
-}()
+var Kernels = kernels.Kernels()
 
 // NewEngine returns the gate engine of the Metal kernels on b: it runs
 // each reference operation on the kernel that claims it, and each
@@ -118,12 +109,11 @@ func (launcher) Name() string           { return "metal" }
 func (launcher) Kernels() []gate.Kernel { return Kernels }
 
 func (l launcher) Launch(ctx context.Context, k gate.Kernel, p ops.Params, in ops.Tensors) (ops.Tensors, error) {
-	for _, kk := range kernels {
-		if kk.Name == k.Name {
-			return kk.run(ctx, l.b, k, p, in)
-		}
+	run, err := kernels.Launcher(k.Name)
+	if err != nil {
+		return nil, fmt.Errorf("metal: %w", err)
 	}
-	return nil, fmt.Errorf("metal: unknown kernel %q", k.Name)
+	return run(ctx, l.b, k, p, in)
 }
 
 // Range runs a unary kernel's tensor form on the float32 inputs with bits
