@@ -1,6 +1,7 @@
 package gate
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"sort"
@@ -130,20 +131,19 @@ func Lookup(ks []Kernel, name string) (Kernel, error) {
 	return Kernel{}, fmt.Errorf("unknown kernel %q", name)
 }
 
-// Table is a backend's kernels, each with its launch code of type F (the
-// backend's own launch signature): the claims and the code that honours
-// them stand side by side, and the backend's Launch finds the code by
-// name.
-type Table[F any] []Entry[F]
+// Table is a backend's kernels, each with the code that launches it on
+// the backend's device D: the claims and the code that honours them stand
+// side by side, and Run finds the code by name.
+type Table[D any] []Entry[D]
 
 // Entry is one kernel of a Table.
-type Entry[F any] struct {
+type Entry[D any] struct {
 	Kernel
-	Launch F
+	Launch func(ctx context.Context, d D, k Kernel, p ops.Params, in ops.Tensors) (ops.Tensors, error)
 }
 
 // Kernels lists the claims.
-func (t Table[F]) Kernels() []Kernel {
+func (t Table[D]) Kernels() []Kernel {
 	ks := make([]Kernel, len(t))
 	for i, e := range t {
 		ks[i] = e.Kernel
@@ -151,13 +151,12 @@ func (t Table[F]) Kernels() []Kernel {
 	return ks
 }
 
-// Launcher returns the launch code of the kernel named name.
-func (t Table[F]) Launcher(name string) (F, error) {
+// Run launches kernel k on d (a Backend's Launch).
+func (t Table[D]) Run(ctx context.Context, d D, k Kernel, p ops.Params, in ops.Tensors) (ops.Tensors, error) {
 	for _, e := range t {
-		if e.Name == name {
-			return e.Launch, nil
+		if e.Name == k.Name {
+			return e.Launch(ctx, d, k, p, in)
 		}
 	}
-	var zero F
-	return zero, fmt.Errorf("unknown kernel %q", name)
+	return nil, fmt.Errorf("unknown kernel %q", k.Name)
 }

@@ -13,11 +13,8 @@ import (
 	"github.com/bitexact/bitexact/refimpl/tensor"
 )
 
-// launchFunc runs kernel k on op inputs under parameters p.
-type launchFunc func(ctx context.Context, d *Device, k gate.Kernel, p ops.Params, in ops.Tensors) (ops.Tensors, error)
-
 // kernels lists every kernel with its claim and its launch code.
-var kernels = gate.Table[launchFunc]{
+var kernels = gate.Table[*Device]{
 	{Kernel: gate.Kernel{Name: "e2m1_nvidia", Module: "e2m1", Conversion: "e2m1/nvidia",
 		Op: "e2m1.encode", Params: ops.Params{"profile": "nvidia"},
 		Doc: "software E2M1 encode, nvidia profile (branchless thresholds, NaN -> +0x7)"}, Launch: runUnaryOp},
@@ -113,11 +110,7 @@ func (l launcher) Loaded(k gate.Kernel) error {
 }
 
 func (l launcher) Launch(ctx context.Context, k gate.Kernel, p ops.Params, in ops.Tensors) (ops.Tensors, error) {
-	run, err := kernels.Launcher(k.Name)
-	if err != nil {
-		return nil, fmt.Errorf("cuda: %w", err)
-	}
-	return run(ctx, l.d, k, p, in)
+	return kernels.Run(ctx, l.d, k, p, in)
 }
 
 // Range runs the unary kernel's range form: the inputs are generated on

@@ -43,9 +43,6 @@ type BackendInfo struct {
 	Details map[string]string `json:"details,omitempty"`
 }
 
-// launchFunc runs kernel k on op inputs under parameters p.
-type launchFunc func(ctx context.Context, b Backend, k gate.Kernel, p ops.Params, in ops.Tensors) (ops.Tensors, error)
-
 // scheduleIs accepts p when its (required) schedule parameter names or
 // spells s.
 func scheduleIs(s gemv.Schedule) func(p ops.Params) bool {
@@ -61,7 +58,7 @@ func scheduleIs(s gemv.Schedule) func(p ops.Params) bool {
 
 // kernels lists every kernel with its claim and its launch code. A
 // parameter in Optional may be left out, selecting the op's default.
-var kernels = gate.Table[launchFunc]{
+var kernels = gate.Table[Backend]{
 	{Kernel: gate.Kernel{Name: "e2m1_nvidia", Module: "e2m1", Conversion: "e2m1/nvidia", Op: "e2m1.encode",
 		Optional: map[string][]string{"profile": {"nvidia"}},
 		Doc:      "software E2M1 encode, nvidia profile (branchless thresholds, NaN -> +0x7)"}, Launch: runUnary},
@@ -109,11 +106,7 @@ func (launcher) Name() string           { return "metal" }
 func (launcher) Kernels() []gate.Kernel { return Kernels }
 
 func (l launcher) Launch(ctx context.Context, k gate.Kernel, p ops.Params, in ops.Tensors) (ops.Tensors, error) {
-	run, err := kernels.Launcher(k.Name)
-	if err != nil {
-		return nil, fmt.Errorf("metal: %w", err)
-	}
-	return run(ctx, l.b, k, p, in)
+	return kernels.Run(ctx, l.b, k, p, in)
 }
 
 // Range runs a unary kernel's tensor form on the float32 inputs with bits

@@ -1,0 +1,175 @@
+package gate_test
+
+import (
+	"context"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/bitexact/bitexact/conformance/certificate"
+	"github.com/bitexact/bitexact/conformance/gate"
+	"github.com/bitexact/bitexact/conformance/suite"
+	"github.com/bitexact/bitexact/golden"
+	"github.com/bitexact/bitexact/refimpl/ops"
+	"github.com/bitexact/bitexact/refimpl/unary"
+)
+
+// goBackend runs each kernel as the reference op under the parameters in
+// its own profile map: a correct kernel computes what it claims, a buggy
+// one computes another profile while claiming the first.
+type goBackend struct {
+	kernels gate.Table[map[string]string]
+	// computes maps a kernel to the e2m1 profile it really computes.
+	computes map[string]string
+}
+
+func (goBackend) Name() string             { return "go" }
+func (b goBackend) Kernels() []gate.Kernel { return b.kernels.Kernels() }
+func (b goBackend) Launch(ctx context.Context, k gate.Kernel, p ops.Params, in ops.Tensors) (ops.Tensors, error) {
+	return b.kernels.Run(ctx, b.computes, k, p, in)
+}
+
+// Range makes goBackend a gate.Ranger.
+func (b goBackend) Range(ctx context.Context, k gate.Kernel, start uint32, out []byte) error {
+	c, err := unary.Lookup("e2m1/" + b.computes[k.Name])
+	if err != nil {
+		return err
+	}
+	c.EncodeRange(start, out)
+	return nil
+}
+
+func e2m1As(ctx context.Context, computes map[string]string, k gate.Kernel, p ops.Params, in ops.Tensors) (ops.Tensors, error) {
+	return ops.Run("e2m1.encode", ops.Params{"profile": computes[k.Name]}, in)
+}
+
+func newBackend(profile string) gate.Engine {
+	b := goBackend{
+		kernels: gate.Table[map[string]string]{{Kernel: gate.Kernel{Name: "e2m1_go", Module: "go", Conversion: "e2m1/nvidia",
+			Op: "e2m1.encode", Params: ops.Params{"profile": "nvidia"}}, Launch: e2m1As}},
+		computes: map[string]string{"e2m1_go": profile},
+	}
+	return gate.Engine{Backend: b, Defaults: map[string]map[string]string{"e2m1.encode": {"profile": "nvidia"}}}
+}
+
+func TestMatches(t *testing.T) {
+	k := gate.Kernel{Name: "q", Op: "nvfp4.quantize", Params: ops.Params{"recipe": "canonical"},
+		Optional: map[string][]string{"swizzle": {"0", "1"}, "global": nil},
+		Accepts:  func(p ops.Params) bool { return p["global"] != "bad" }}
+	defaults := map[string]string{"recipe": "canonical"}
+	for _, c := range []struct {
+		name string
+		op   string
+		p    ops.Params
+		want bool
+	}{
+		{"required value given", "nvfp4.quantize", ops.Params{"recipe": "canonical"}, true},
+		{"required value by default", "nvfp4.quantize", ops.Params{}, true},
+		{"other required value", "nvfp4.quantize", ops.Params{"recipe": "torchao"}, false},
+		{"optional value listed", "nvfp4.quantize", ops.Params{"swizzle": "1"}, true},
+		{"optional value not listed", "nvfp4.quantize", ops.Params{"swizzle": "2"}, false},
+		{"optional any value", "nvfp4.quantize", ops.Params{"global": "0x1p-3"}, true},
+		{"refused by Accepts", "nvfp4.quantize", ops.Params{"global": "bad"}, false},
+		{"unknown parameter", "nvfp4.quantize", ops.Params{"extra": "1"}, false},
+		{"other op", "mxfp4.quantize", ops.Params{}, false},
+	} {
+		if got := k.Matches(c.op, c.p, defaults); got != c.want {
+			t.Errorf("%s: Matches(%s, %s) = %v, want %v", c.name, c.op, gate.ParamString(c.p), got, c.want)
+		}
+	}
+	if got, want := k.Claim(), "nvfp4.quantize recipe=canonical global=any swizzle=0|1"; got != want {
+		t.Errorf("Claim() = %q, want %q", got, want)
+	}
+}
+
+func TestGolden(t *testing.T) {
+	set, err := golden.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name, computes string
+		pass           bool
+		detail         string
+	}{
+		{"kernel computes its claim", "nvidia", true, "2 cases"},
+		// cutlass keeps the NaN sign: -NaN -> 0xF where nvidia gives 0x7.
+		{"kernel computes another profile", "cutlass", false, "want 0x07 = 6"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			run, err := gate.Golden(context.Background(), newBackend(c.computes), set, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(run.Verdicts) != 1 || run.Claimed != 2 || run.Cases <= run.Claimed {
+				t.Fatalf("verdicts %+v, %d of %d cases claimed; want one verdict on the 2 e2m1/nvidia cases", run.Verdicts, run.Claimed, run.Cases)
+			}
+			v := run.Verdicts[0]
+			if (v.Result == certificate.Pass) != c.pass || !strings.Contains(v.Detail, c.detail) || (len(run.Failures) == 0) != c.pass {
+				t.Errorf("verdict %s: %s (failures %q); want pass=%v and %q in the detail", v.Result, v.Detail, run.Failures, c.pass, c.detail)
+			}
+		})
+	}
+}
+
+func TestExhaustive(t *testing.T) {
+	if testing.Short() {
+		t.Skip("2^32 sweeps skipped under -short")
+	}
+	for _, c := range []struct {
+		computes string
+		pass     bool
+	}{{"nvidia", true}, {"cutlass", false}} {
+		e := newBackend(c.computes)
+		v, err := gate.Exhaustive(context.Background(), e, e.Kernels()[0], runtime.GOMAXPROCS(0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if (v.Result == certificate.Pass) != c.pass || (!c.pass && !strings.Contains(v.Detail, "input 0xff8")) {
+			t.Errorf("computes %s: %s: %s", c.computes, v.Result, v.Detail)
+		}
+	}
+}
+
+func TestSuite(t *testing.T) {
+	set, err := golden.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := suite.Resolve(set, "e2m1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		computes string
+		conforms bool
+	}{{"nvidia", true}, {"cutlass", false}} {
+		e := newBackend(c.computes)
+		k := e.Kernels()[0]
+		cert, err := gate.Suite(context.Background(), gate.SuiteOptions{Set: set, Suite: s, Profile: "nvidia",
+			Certificate: certificate.Input{Backend: "go", Implementation: "gate test"}},
+			func(ctx context.Context, t gate.Task) (ops.Tensors, error) {
+				return e.RunKernel(ctx, k, t.Params, t.Inputs)
+			})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cert.Conforms != c.conforms {
+			t.Errorf("computes %s: %s", c.computes, cert.Verdict)
+		}
+		if !c.conforms && (cert.Diagnosis == nil || !strings.Contains(cert.Verdict, "conforms to `cutlass`")) {
+			t.Errorf("computes cutlass: verdict %s, diagnosis %+v; want it found to conform to cutlass", cert.Verdict, cert.Diagnosis)
+		}
+	}
+}
+
+func TestRunWithoutClaim(t *testing.T) {
+	e := newBackend("nvidia")
+	_, err := e.Run(context.Background(), "e2m1.encode", ops.Params{"profile": "cutlass"}, nil)
+	if err == nil || !strings.Contains(err.Error(), "go: no kernel implements e2m1.encode with {profile=cutlass}") {
+		t.Errorf("err = %v", err)
+	}
+	if _, err := gate.NewClaimed(e).Run(context.Background(), "e2m1.encode", ops.Params{"profile": "cutlass"}, nil); err != gate.ErrNoKernel {
+		t.Errorf("Claimed.Run of an unclaimed case: err = %v, want ErrNoKernel", err)
+	}
+}
