@@ -3,6 +3,8 @@ package gate
 import (
 	"context"
 	"errors"
+	"fmt"
+	"math"
 	"time"
 
 	"github.com/bitexact/bitexact/conformance/certificate"
@@ -69,4 +71,73 @@ func Exhaustive(ctx context.Context, e Engine, k Kernel, workers int) (certifica
 	}
 	v.Result, v.Detail = certificate.Pass, "root "+got.Root[:16]+"…"
 	return v, nil
+}
+
+// Profiles sweeps u, a unary kernel that computes its codes whatever
+// conversion it is asked for (KernelUnary, or a third-party kernel), over
+// the 2^24-input chunks of the float32 inputs (every chunk when sample is
+// 0, else sample chunks evenly spaced: a sampled check that says nothing
+// of the others) and compares its leaves with the committed Merkle digest
+// of every conversion of format. The first difference from each is
+// localised against the host reference. The result is the exhaustive part
+// of a certificate.
+func Profiles(ctx context.Context, u exhaustive.Unary, format string, sample, workers int) ([]certificate.Exhaustive, error) {
+	if sample < 0 || sample > exhaustive.Leaves {
+		return nil, fmt.Errorf("sample %d: want 0 (all) to %d chunks", sample, exhaustive.Leaves)
+	}
+	var convs []unary.Conversion
+	for _, c := range unary.All() {
+		if c.Format == format {
+			convs = append(convs, c)
+		}
+	}
+	if len(convs) == 0 {
+		return nil, fmt.Errorf("no conversion of format %q", format)
+	}
+	chunks := make([]int, 0, exhaustive.Leaves)
+	if sample == 0 || sample == exhaustive.Leaves {
+		for i := range exhaustive.Leaves {
+			chunks = append(chunks, i)
+		}
+	} else {
+		for j := range sample {
+			chunks = append(chunks, j*exhaustive.Leaves/sample)
+		}
+	}
+	// The conversions of a format share its code width, which is all the
+	// hashing takes from the conversion's name.
+	leaves, err := exhaustive.ComputeLeaves(ctx, u, convs[0].Name, chunks, workers)
+	if err != nil {
+		return nil, fmt.Errorf("exhaustive sweep: %w", err)
+	}
+	var out []certificate.Exhaustive
+	for _, c := range convs {
+		d, err := exhaustive.Committed(c.Name)
+		if err != nil {
+			return nil, err
+		}
+		e := certificate.Exhaustive{Conversion: c.Name, Profile: c.Profile, Chunks: len(chunks)}
+		first := -1
+		for k, i := range chunks {
+			if leaves[k] != d.Leaves[i] {
+				e.Differing++
+				if first < 0 {
+					first = i
+				}
+			}
+		}
+		e.Conforms = e.Differing == 0
+		if first >= 0 {
+			diff, err := exhaustive.Localize(ctx, HostReference{}, u, c.Name, first)
+			if err != nil {
+				return nil, err
+			}
+			e.First = "chunk differs in the digest but not when recomputed"
+			if diff != nil {
+				e.First = fmt.Sprintf("input 0x%08x (%g): reference 0x%02x, kernel 0x%02x", diff.Input, math.Float32frombits(diff.Input), diff.Want, diff.Got)
+			}
+		}
+		out = append(out, e)
+	}
+	return out, nil
 }

@@ -173,3 +173,31 @@ func TestRunWithoutClaim(t *testing.T) {
 		t.Errorf("Claimed.Run of an unclaimed case: err = %v, want ErrNoKernel", err)
 	}
 }
+
+func TestProfiles(t *testing.T) {
+	if testing.Short() {
+		t.Skip("2^32 sweeps skipped under -short")
+	}
+	e := newBackend("cutlass")
+	ex, err := gate.Profiles(context.Background(), e.KernelUnary(e.Kernels()[0]), "e2m1", 0, runtime.GOMAXPROCS(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]certificate.Exhaustive{}
+	for _, x := range ex {
+		seen[x.Profile] = x
+		if x.Chunks != 256 {
+			t.Errorf("%s: %d chunks swept, want 256", x.Conversion, x.Chunks)
+		}
+	}
+	// cutlass and nvidia differ on the negative NaNs only (the last chunk).
+	if c := seen["cutlass"]; !c.Conforms {
+		t.Errorf("cutlass: %+v, want conforming", c)
+	}
+	if n := seen["nvidia"]; n.Conforms || n.Differing != 1 || !strings.HasPrefix(n.First, "input 0xff800001") {
+		t.Errorf("nvidia: %+v, want one differing chunk, first at input 0xff800001", n)
+	}
+	if _, err := gate.Profiles(context.Background(), e.KernelUnary(e.Kernels()[0]), "e2m1", 257, 1); err == nil {
+		t.Error("sample 257 accepted")
+	}
+}

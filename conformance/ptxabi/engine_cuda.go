@@ -4,12 +4,11 @@ package ptxabi
 
 import (
 	"context"
-	"crypto/sha256"
 	"encoding/binary"
-	"encoding/hex"
 	"fmt"
 	"io"
-	"math"
+	"runtime"
+	"sync"
 	"time"
 
 	"github.com/bitexact/bitexact/conformance/certificate"
@@ -20,7 +19,6 @@ import (
 	"github.com/bitexact/bitexact/native/cuda"
 	"github.com/bitexact/bitexact/refimpl/ops"
 	"github.com/bitexact/bitexact/refimpl/tensor"
-	"github.com/bitexact/bitexact/refimpl/unary"
 )
 
 // Options configure Certify.
@@ -87,7 +85,7 @@ func Certify(ctx context.Context, o Options) (*certificate.Certificate, error) {
 		cin.Platform = fmt.Sprintf("%s (sm %s, %d SMs), CUDA driver API %d, %s", info.Name, info.CC, info.SMs, info.DriverAPI, info.Driver)
 	}
 	if a.Format != "" {
-		ex, err := k.sweep(ctx, s, o.SampleChunks, o.Log)
+		ex, err := k.sweep(ctx, o.SampleChunks, o.Log)
 		if err != nil {
 			return nil, err
 		}
@@ -305,20 +303,25 @@ func (k kernel) unary(ctx context.Context, b *cuda.Buffers, xb []byte) ([]byte, 
 	return codes, nil
 }
 
-// sweepCall is the inputs per kernel launch of the sweep.
+// sweepCall is the most inputs per kernel launch of the sweep.
 const sweepCall = 1 << 22
 
-// sweeper runs the kernel over consecutive float32 bit patterns with
-// reused buffers.
+// sweeper runs the kernel over consecutive float32 bit patterns (an
+// exhaustive.Unary, whatever conversion it is asked for): the inputs are
+// generated on the host and launched one call at a time through reused
+// buffers, while gate.Profiles hashes the codes on every core.
 type sweeper struct {
-	k      kernel
-	bx, bo cuda.Buffer
-	host   []byte
-	raw    []byte
+	k         kernel
+	mu        sync.Mutex
+	bx, bo    cuda.Buffer
+	host, raw []byte
+	log       io.Writer
+	done      uint64
+	t0        time.Time
 }
 
-func (k kernel) newSweeper(ctx context.Context) (*sweeper, error) {
-	s := &sweeper{k: k, host: make([]byte, 4*sweepCall), raw: make([]byte, sweepCall)}
+func (k kernel) newSweeper(ctx context.Context, log io.Writer) (*sweeper, error) {
+	s := &sweeper{k: k, host: make([]byte, 4*sweepCall), raw: make([]byte, sweepCall), log: log, t0: time.Now()}
 	var err error
 	if s.bx, err = k.dev.Alloc(ctx, 4*sweepCall); err != nil {
 		return nil, err
@@ -335,118 +338,54 @@ func (s *sweeper) close() {
 	s.k.dev.Free(context.Background(), s.bo)
 }
 
-// codes writes the codes of inputs start .. start+len(out)-1 into out
-// (len(out) == sweepCall).
-func (s *sweeper) codes(ctx context.Context, start uint32, out []byte) error {
-	for i := 0; i < sweepCall; i++ {
+// Unary writes the codes of inputs start .. start+len(out)-1 into out.
+func (s *sweeper) Unary(ctx context.Context, _ string, start uint32, out []byte) error {
+	n := len(out)
+	if n > sweepCall || s.k.abi.Packed && n%2 != 0 {
+		return fmt.Errorf("sweep call of %d inputs: want at most %d (an even number for a packed ABI)", n, sweepCall)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i := 0; i < n; i++ {
 		binary.LittleEndian.PutUint32(s.host[4*i:], start+uint32(i))
 	}
-	if err := s.k.dev.CopyIn(ctx, s.bx, s.host); err != nil {
+	if err := s.k.dev.CopyIn(ctx, s.bx, s.host[:4*n]); err != nil {
 		return err
 	}
-	outLen, work := sweepCall, int64(sweepCall)
+	outLen := n
 	if s.k.abi.Packed {
-		outLen, work = sweepCall/2, sweepCall/2
+		outLen = n / 2
 	}
-	if err := s.k.launch(ctx, work, s.bx, s.bo, uint64(sweepCall)); err != nil {
+	if err := s.k.launch(ctx, int64(outLen), s.bx, s.bo, uint64(n)); err != nil {
 		return err
 	}
 	if !s.k.abi.Packed {
-		return s.k.dev.Download(ctx, out, s.bo)
+		if err := s.k.dev.Download(ctx, out, s.bo); err != nil {
+			return err
+		}
+	} else {
+		if err := s.k.dev.Download(ctx, s.raw[:outLen], s.bo); err != nil {
+			return err
+		}
+		for i, v := range s.raw[:outLen] {
+			out[2*i], out[2*i+1] = v&15, v>>4
+		}
 	}
-	if err := s.k.dev.Download(ctx, s.raw[:outLen], s.bo); err != nil {
-		return err
+	const every = 1 << 29
+	if s.done/every != (s.done+uint64(n))/every {
+		logf(s.log, "exhaustive: %d Mi inputs swept (%s)", (s.done+uint64(n))>>20, time.Since(s.t0).Round(time.Second))
 	}
-	for i, v := range s.raw[:outLen] {
-		out[2*i], out[2*i+1] = v&15, v>>4
-	}
+	s.done += uint64(n)
 	return nil
 }
 
-// sweep hashes the kernel's codes chunk by chunk (leaf i = SHA-256(0x00 ||
-// codes of inputs i*2^24 ..)) and compares the leaves with the committed
-// digest of every profile of the format.
-func (k kernel) sweep(ctx context.Context, s *suite.Suite, sample int, log io.Writer) ([]certificate.Exhaustive, error) {
-	chunks := make([]int, 0, exhaustive.Leaves)
-	if sample == 0 || sample >= exhaustive.Leaves {
-		for i := 0; i < exhaustive.Leaves; i++ {
-			chunks = append(chunks, i)
-		}
-	} else {
-		for j := 0; j < sample; j++ {
-			chunks = append(chunks, j*exhaustive.Leaves/sample)
-		}
-	}
-	sw, err := k.newSweeper(ctx)
+// sweep compares the kernel's codes, chunk by chunk, with the committed
+// digest of every profile of the format (gate.Profiles).
+func (k kernel) sweep(ctx context.Context, sample int, log io.Writer) ([]certificate.Exhaustive, error) {
+	sw, err := k.newSweeper(ctx, log)
 	if err != nil {
 		return nil, err
 	}
 	defer sw.close()
-	leaves := map[int]string{}
-	buf := make([]byte, sweepCall)
-	t0 := time.Now()
-	for n, i := range chunks {
-		h := sha256.New()
-		h.Write([]byte{0})
-		for off := 0; off < exhaustive.Chunk; off += sweepCall {
-			if err := sw.codes(ctx, uint32(i*exhaustive.Chunk+off), buf); err != nil {
-				return nil, fmt.Errorf("exhaustive sweep, inputs 0x%08x..: %w", uint32(i*exhaustive.Chunk+off), err)
-			}
-			h.Write(buf)
-		}
-		leaves[i] = hex.EncodeToString(h.Sum(nil))
-		if (n+1)%32 == 0 {
-			logf(log, "exhaustive: %d of %d chunks (%s)", n+1, len(chunks), time.Since(t0).Round(time.Second))
-		}
-	}
-	var out []certificate.Exhaustive
-	for _, conv := range unary.All() {
-		if conv.Format != k.abi.Format {
-			continue
-		}
-		d, err := exhaustive.Committed(conv.Name)
-		if err != nil {
-			return nil, err
-		}
-		e := certificate.Exhaustive{Conversion: conv.Name, Profile: conv.Profile, Chunks: len(chunks)}
-		first := -1
-		for _, i := range chunks {
-			if leaves[i] != d.Leaves[i] {
-				e.Differing++
-				if first < 0 {
-					first = i
-				}
-			}
-		}
-		e.Conforms = e.Differing == 0
-		if first >= 0 {
-			e.First, err = k.localize(ctx, sw, conv, first)
-			if err != nil {
-				return nil, err
-			}
-		}
-		out = append(out, e)
-	}
-	return out, nil
-}
-
-// localize finds the first input of chunk where the kernel and the
-// reference conversion disagree.
-func (k kernel) localize(ctx context.Context, sw *sweeper, conv unary.Conversion, chunk int) (string, error) {
-	got := make([]byte, sweepCall)
-	want := make([]byte, sweepCall)
-	for off := 0; off < exhaustive.Chunk; off += sweepCall {
-		start := uint32(chunk*exhaustive.Chunk + off)
-		if err := sw.codes(ctx, start, got); err != nil {
-			return "", err
-		}
-		conv.EncodeRange(start, want)
-		for i := range got {
-			if got[i] != want[i] {
-				x := start + uint32(i)
-				return fmt.Sprintf("input 0x%08x (%g): reference 0x%02x, kernel 0x%02x", x, math.Float32frombits(x), want[i], got[i]), nil
-			}
-		}
-	}
-	return "chunk differs in the digest but not when recomputed", nil
+	return gate.Profiles(ctx, sw, k.abi.Format, sample, runtime.NumCPU())
 }
