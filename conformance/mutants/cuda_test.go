@@ -17,18 +17,21 @@ import (
 	"github.com/bitexact/bitexact/refimpl/ops"
 )
 
-// onDevice is a kernel certified as a Mutant: its outputs come from the
-// CUDA gate engine (conformance/gate, the path of the conformance tests),
-// whatever PTX is loaded for its module, and certify builds the
-// certificate exactly as for the Go mutants and `bitexact certify`.
-func onDevice(ctx context.Context, e gate.Engine, k gate.Kernel, name, suiteName, claim string) Mutant {
-	return Mutant{Name: name, Suite: suiteName, Claim: claim,
-		Run: func(p ops.Params, in ops.Tensors) (ops.Tensors, error) { return e.RunKernel(ctx, k, p, in) }}
+// onDevice is a kernel on the GPU certified on a suite: its outputs come
+// from the CUDA gate engine, whatever PTX is loaded for its module, and
+// gate.Suite runs it on every task and builds the certificate, the code
+// that certifies third-party PTX (conformance/ptxabi) and bitexacttest's
+// kernels; the certificate is built as for the Go mutants and `bitexact
+// certify`.
+type onDevice struct {
+	e                      gate.Engine
+	k                      gate.Kernel
+	name, suiteName, claim string
 }
 
 // certifyOverridden loads ptx in place of module, certifies the kernel and
 // restores the embedded module.
-func certifyOverridden(t *testing.T, ctx context.Context, dev *cuda.Device, set *golden.Set, module string, ptx []byte, m Mutant) *certificate.Certificate {
+func certifyOverridden(t *testing.T, ctx context.Context, dev *cuda.Device, set *golden.Set, module string, ptx []byte, m onDevice) *certificate.Certificate {
 	t.Helper()
 	restore, err := dev.Override(ctx, module, ptx)
 	if err != nil {
@@ -39,7 +42,23 @@ func certifyOverridden(t *testing.T, ctx context.Context, dev *cuda.Device, set 
 			t.Fatalf("restoring module %s: %v", module, err)
 		}
 	}()
-	return certify(t, set, m)
+	s, err := suite.Resolve(set, m.suiteName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := gate.Suite(ctx, gate.SuiteOptions{Set: set, Suite: s, Profile: m.claim,
+		Certificate: certificate.Input{Backend: "cuda", Implementation: m.name}},
+		func(ctx context.Context, task gate.Task) (ops.Tensors, error) {
+			out, err := m.e.RunKernel(ctx, m.k, task.Params, task.Inputs)
+			if err != nil {
+				return nil, fmt.Errorf("%s on task %s: %w", m.name, task.Name, err)
+			}
+			return out, nil
+		})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }
 
 func classesOf(c *certificate.Certificate) string {
@@ -111,7 +130,7 @@ func TestCUDAMutants(t *testing.T) {
 			continue
 		}
 		checked[key] = true
-		c := certifyOverridden(t, ctx, dev, set, m.Module, baseline[m.Module], onDevice(ctx, e, kernels[m.Kernel], "unpatched "+m.Kernel, m.Suite, m.Claim))
+		c := certifyOverridden(t, ctx, dev, set, m.Module, baseline[m.Module], onDevice{e, kernels[m.Kernel], "unpatched " + m.Kernel, m.Suite, m.Claim})
 		if !c.Conforms {
 			t.Fatalf("unpatched %s (module %s compiled by %s) does not conform to %s on suite %s: %s",
 				m.Kernel, m.Module, nvcc, m.Claim, m.Suite, c.Verdict)
@@ -123,7 +142,7 @@ func TestCUDAMutants(t *testing.T) {
 	var table []string
 	for _, m := range cat {
 		t.Run(m.Name, func(t *testing.T) {
-			c := certifyOverridden(t, ctx, dev, set, m.Module, ptx[m.Name], onDevice(ctx, e, kernels[m.Kernel], "cuda mutant "+m.Name, m.Suite, m.Claim))
+			c := certifyOverridden(t, ctx, dev, set, m.Module, ptx[m.Name], onDevice{e, kernels[m.Kernel], "cuda mutant " + m.Name, m.Suite, m.Claim})
 			k, d := judge(t, c, m.Class, m.Survives)
 			result := "survived"
 			if k {
