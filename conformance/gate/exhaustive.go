@@ -141,3 +141,90 @@ func Profiles(ctx context.Context, u exhaustive.Unary, format string, sample, wo
 	}
 	return out, nil
 }
+
+// Documented is how a third-party kernel is documented to differ from a
+// profile it does not claim.
+type Documented struct {
+	// Where says which inputs differ and how, for the verdict ("the
+	// negative NaNs (0xFF800001..0xFFFFFFFF: 0xF, nvidia 0x7)").
+	Where string
+	// Count is how many inputs differ.
+	Count uint64
+	// Expected reports whether a difference at input in (reference code
+	// want, kernel code got) is the documented one.
+	Expected func(in, want, got uint32) bool
+}
+
+// HeldAgainst sweeps unary kernel k (its range form) over all 2^32
+// float32 inputs against conversion conv, a profile k does not claim, and
+// requires that it differs exactly as documented: on d.Count inputs, each
+// of them one d.Expected accepts. The verdict is then ExpectedDifference.
+// The chunks whose digests differ are compared input by input with the
+// host reference. An error means the sweep did not run.
+func HeldAgainst(ctx context.Context, e Engine, k Kernel, conv string, d Documented, workers int) (certificate.Verdict, error) {
+	v := certificate.Verdict{Kernel: k.Name, Claim: "held against " + conv + " (not its profile)", Check: "third-party", Inputs: 1 << 32}
+	c, err := unary.Lookup(conv)
+	if err != nil {
+		return v, err
+	}
+	want, ref, err := ReferenceDigest(ctx, conv, workers)
+	if err != nil {
+		return v, err
+	}
+	v.Reference = ref
+	t0 := time.Now()
+	u := e.KernelUnary(k)
+	got, err := exhaustive.Compute(ctx, u, conv, workers, nil)
+	if err != nil {
+		return v, err
+	}
+	var chunks []int
+	var mm *exhaustive.Mismatch
+	if err := exhaustive.Compare(want, got); errors.As(err, &mm) {
+		chunks = mm.Chunks
+	} else if err != nil {
+		return v, err
+	}
+	const step = 1 << 20
+	w := c.Width()
+	a, b := make([]byte, step*w), make([]byte, step*w)
+	var diffs, bad uint64
+	var firstBad string
+	for _, chunk := range chunks {
+		for off := 0; off < exhaustive.Chunk; off += step {
+			start := uint32(chunk*exhaustive.Chunk + off)
+			c.EncodeRange(start, a)
+			if err := u.Unary(ctx, conv, start, b); err != nil {
+				return v, err
+			}
+			for i := range step {
+				x, y := codeAt(a, i, w), codeAt(b, i, w)
+				if x == y {
+					continue
+				}
+				diffs++
+				if in := start + uint32(i); !d.Expected(in, x, y) {
+					bad++
+					if firstBad == "" {
+						firstBad = fmt.Sprintf("; first undocumented: input 0x%08x: %s 0x%x, kernel 0x%x", in, c.Profile, x, y)
+					}
+				}
+			}
+		}
+	}
+	v.Seconds = time.Since(t0).Seconds()
+	if bad > 0 || diffs != d.Count {
+		v.Result, v.Detail = certificate.Fail, fmt.Sprintf("%d differences, %d of them undocumented (documented: exactly %d, %s)%s", diffs, bad, d.Count, d.Where, firstBad)
+		return v, nil
+	}
+	v.Result = certificate.ExpectedDifference
+	v.Detail = fmt.Sprintf("differs from %s on exactly %d inputs, %s, and is equal on all others", c.Profile, diffs, d.Where)
+	return v, nil
+}
+
+func codeAt(b []byte, i, w int) uint32 {
+	if w == 1 {
+		return uint32(b[i])
+	}
+	return uint32(b[2*i]) | uint32(b[2*i+1])<<8
+}

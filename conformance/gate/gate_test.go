@@ -201,3 +201,30 @@ func TestProfiles(t *testing.T) {
 		t.Error("sample 257 accepted")
 	}
 }
+
+func TestHeldAgainst(t *testing.T) {
+	if testing.Short() {
+		t.Skip("2^32 sweeps skipped under -short")
+	}
+	// A kernel computing cutlass, held to nvidia: cutlass keeps the sign of
+	// a negative NaN (0xF) where nvidia gives 0x7.
+	negNaN := func(in, want, got uint32) bool { return in >= 0xFF800001 && want == 0x7 && got == 0xF }
+	for _, c := range []struct {
+		name   string
+		doc    gate.Documented
+		result string
+	}{
+		{"documented exactly", gate.Documented{Where: "the negative NaNs", Count: 0xFFFFFFFF - 0xFF800001 + 1, Expected: negNaN}, certificate.ExpectedDifference},
+		{"another difference documented", gate.Documented{Where: "the positive NaNs", Count: 0xFFFFFFFF - 0xFF800001 + 1,
+			Expected: func(in, want, got uint32) bool { return in < 0x80000000 }}, certificate.Fail},
+	} {
+		e := newBackend("cutlass")
+		v, err := gate.HeldAgainst(context.Background(), e, e.Kernels()[0], "e2m1/nvidia", c.doc, runtime.GOMAXPROCS(0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v.Result != c.result {
+			t.Errorf("%s: %s: %s, want %s", c.name, v.Result, v.Detail, c.result)
+		}
+	}
+}
