@@ -96,7 +96,15 @@
 // conversion are pinned by the committed Merkle digests of
 // golden/exhaustive: go test checks the native codes against them in full,
 // and the WebAssembly build reproduces them (in full with `bitexact
-// exhaustive --all`, on sampled chunks in go test). The certificate a vendor publishes comes from
-// bitexact certify (docs/vendor.md); a go test gate is for development and
-// CI.
+// exhaustive --all`, on sampled chunks in go test). The certificate a
+// vendor publishes comes from bitexact certify (docs/vendor.md); a go test
+// gate is for development and CI.
+//
+// # The same code as bitexact's own gates
+//
+// Suite, and Unary on the golden tasks, run the kernel through
+// conformance/gate's Suite runner and its WebAssembly reference: the code
+// that certifies bitexact's own CUDA kernels against their mutants and
+// third-party PTX under `bitexact certify --backend cuda`. A gate written
+// with this package and bitexact's own are the same code.
 package bitexacttest

@@ -16,6 +16,12 @@
 // tag needs CUDA's cuda.h and, for CUDA 13, the compat header in compat/
 // first on the include path; see the "# cuda" section of the Makefile.
 //
+// The package is launch code behind conformance/gate: Kernels lists each
+// kernel's claim (a gate.Kernel), NewEngine puts them on a Device as a
+// gate.Engine, and the gates in conformance/ (and the CUDA mutants, and
+// conformance/ptxabi for third-party PTX, through Buffers) run gate's
+// runners on it.
+//
 // Float schedule: every kernel is compiled with -fmad=false and writes the
 // float operations whose rounding matters with explicit _rn intrinsics;
 // kernels that reduce (GEMVs) declare their summation order as a Schedule
