@@ -18,6 +18,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/bitexact/bitexact/internal/catalog"
+	"github.com/bitexact/bitexact/internal/stfile"
 	"github.com/bitexact/bitexact/refimpl/ops"
 )
 
@@ -83,10 +85,10 @@ func Build(ctx context.Context, e Engine, opt *Options) (*Files, error) {
 	if opt == nil {
 		opt = &Options{}
 	}
-	if err := checkCatalog(); err != nil {
+	if err := catalog.Validate(); err != nil {
 		return nil, err
 	}
-	ins, cases := Catalog()
+	ins, cases := catalog.Registered()
 	f := &Files{Data: map[string][]byte{}}
 	gen := opt.Generator
 	if gen == "" {
@@ -113,7 +115,7 @@ func Build(ctx context.Context, e Engine, opt *Options) (*Files, error) {
 		if err != nil {
 			return nil, fmt.Errorf("input set %s: %w", in.Name, err)
 		}
-		b, err := EncodeSafetensors(ts, map[string]string{"bitexact.suite": SuiteVersion, "bitexact.inputs": in.Name})
+		b, err := stfile.Encode(ts, map[string]string{"bitexact.suite": SuiteVersion, "bitexact.inputs": in.Name})
 		if err != nil {
 			return nil, fmt.Errorf("input set %s: %w", in.Name, err)
 		}
@@ -148,7 +150,7 @@ func Build(ctx context.Context, e Engine, opt *Options) (*Files, error) {
 				errs[i] = fmt.Errorf("case %s: %w", c.Name, err)
 				return
 			}
-			b, err := EncodeSafetensors(out, map[string]string{"bitexact.suite": SuiteVersion, "bitexact.case": c.Name, "bitexact.op": c.Op})
+			b, err := stfile.Encode(out, map[string]string{"bitexact.suite": SuiteVersion, "bitexact.case": c.Name, "bitexact.op": c.Op})
 			if err != nil {
 				errs[i] = fmt.Errorf("case %s: output: %w", c.Name, err)
 				return
@@ -373,11 +375,11 @@ func firstLineDiff(got, want []byte) string {
 
 // diffSafetensors explains why two safetensors files differ.
 func diffSafetensors(file string, got, want []byte) error {
-	g, gm, err := DecodeSafetensors(file+" (committed)", got)
+	g, gm, err := stfile.Decode(file+" (committed)", got)
 	if err != nil {
 		return &DiffError{File: file, Problem: err.Error()}
 	}
-	w, wm, err := DecodeSafetensors(file+" (regenerated)", want)
+	w, wm, err := stfile.Decode(file+" (regenerated)", want)
 	if err != nil {
 		return &DiffError{File: file, Problem: err.Error()}
 	}
@@ -464,7 +466,7 @@ func (s *Set) read(p string) (ops.Tensors, error) {
 	if err != nil {
 		return nil, err
 	}
-	ts, _, err := DecodeSafetensors(p, b)
+	ts, _, err := stfile.Decode(p, b)
 	return ts, err
 }
 
