@@ -58,7 +58,7 @@ func ExampleSet_Expected() {
 
 // Verify regenerates the set and requires byte identity.
 func ExampleVerify() {
-	err := golden.Verify(context.Background(), golden.Native{}, golden.DataFS())
+	err := golden.Verify(context.Background(), golden.Native{}, golden.DataFS(), nil)
 	fmt.Println(err)
 	// Output: <nil>
 }

@@ -37,7 +37,7 @@ func TestBuildDeterministic(t *testing.T) {
 // The committed set is what the native reference computes, file for file.
 // (TestWasmCrossCheck compares wasm to both.)
 func TestCommittedSetNative(t *testing.T) {
-	if err := Verify(context.Background(), Native{}, DataFS()); err != nil {
+	if err := Verify(context.Background(), Native{}, DataFS(), nil); err != nil {
 		t.Fatalf("golden/data is not what the native reference generates: %v\n(regenerate with: go run ./cmd/bitexact golden gen)", err)
 	}
 }
@@ -105,7 +105,7 @@ func TestVerifyNamesDifference(t *testing.T) {
 	m := copyFS(t)
 	c, tensor, off, size := firstCase(t, m)
 	m[c.File].Data[off+3*size] ^= 0x01
-	err := Verify(ctx, Native{}, m)
+	err := Verify(ctx, Native{}, m, nil)
 	var d *DiffError
 	if !errors.As(err, &d) {
 		t.Fatalf("Verify after a flipped bit = %v, want a *DiffError", err)
@@ -116,13 +116,13 @@ func TestVerifyNamesDifference(t *testing.T) {
 
 	m = copyFS(t)
 	m["expected/zz-stale.safetensors"] = &fstest.MapFile{Data: []byte("x")}
-	if err := Verify(ctx, Native{}, m); !errors.As(err, &d) || d.File != "expected/zz-stale.safetensors" {
+	if err := Verify(ctx, Native{}, m, nil); !errors.As(err, &d) || d.File != "expected/zz-stale.safetensors" {
 		t.Errorf("Verify with a stale file = %v", err)
 	}
 
 	m = copyFS(t)
 	delete(m, c.File)
-	if err := Verify(ctx, Native{}, m); !errors.As(err, &d) || d.File != c.File || !strings.Contains(d.Problem, "missing") {
+	if err := Verify(ctx, Native{}, m, nil); !errors.As(err, &d) || d.File != c.File || !strings.Contains(d.Problem, "missing") {
 		t.Errorf("Verify with a missing file = %v", err)
 	}
 }

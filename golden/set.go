@@ -23,7 +23,7 @@ import (
 	"github.com/bitexact/bitexact/refimpl/ops"
 )
 
-// Options tune Build, Generate and Verify.
+// Options tune Build, Verify and Check.
 type Options struct {
 	// Workers bounds the cases run at once; 0 means runtime.GOMAXPROCS(0).
 	Workers int
@@ -42,8 +42,8 @@ type Files struct {
 	Data     map[string][]byte
 }
 
-// Names returns the file paths, sorted.
-func (f *Files) Names() []string {
+// names returns the file paths, sorted.
+func (f *Files) names() []string {
 	n := make([]string, 0, len(f.Data))
 	for k := range f.Data {
 		n = append(n, k)
@@ -180,23 +180,9 @@ func Build(ctx context.Context, e Engine, opt *Options) (*Files, error) {
 	return f, nil
 }
 
-// Generate builds the golden set through e and writes it under dir,
-// removing stale .safetensors files from dir/inputs and dir/expected so
-// that the directory holds exactly the set.
-func Generate(ctx context.Context, e Engine, dir string) (*Manifest, error) {
-	return GenerateWith(ctx, e, dir, nil)
-}
-
-// GenerateWith is Generate with options.
-func GenerateWith(ctx context.Context, e Engine, dir string, opt *Options) (*Manifest, error) {
-	f, err := Build(ctx, e, opt)
-	if err != nil {
-		return nil, err
-	}
-	return &f.Manifest, f.WriteDir(dir)
-}
-
-// WriteDir writes the files under dir (see Generate).
+// WriteDir writes the files under dir, removing stale .safetensors files
+// from dir/inputs and dir/expected so that the directory holds exactly the
+// set.
 func (f *Files) WriteDir(dir string) error {
 	for _, sub := range []string{"inputs", "expected"} {
 		d := filepath.Join(dir, sub)
@@ -216,7 +202,7 @@ func (f *Files) WriteDir(dir string) error {
 			}
 		}
 	}
-	for _, p := range f.Names() {
+	for _, p := range f.names() {
 		if err := os.WriteFile(filepath.Join(dir, filepath.FromSlash(p)), f.Data[p], 0o644); err != nil {
 			return err
 		}
@@ -245,13 +231,8 @@ func (e *DiffError) Error() string {
 // safetensors files, the tensor and element. When e cannot describe its
 // module (Native), the committed generator field is taken as given: the
 // native engine can attest outputs, not the digest of a module it did not
-// run.
-func Verify(ctx context.Context, e Engine, fsys fs.FS) error {
-	return VerifyWith(ctx, e, fsys, nil)
-}
-
-// VerifyWith is Verify with options.
-func VerifyWith(ctx context.Context, e Engine, fsys fs.FS, opt *Options) error {
+// run. opt may be nil.
+func Verify(ctx context.Context, e Engine, fsys fs.FS, opt *Options) error {
 	mb, err := fs.ReadFile(fsys, ManifestFile)
 	if err != nil {
 		return fmt.Errorf("%s: %w", ManifestFile, err)
@@ -264,19 +245,19 @@ func VerifyWith(ctx context.Context, e Engine, fsys fs.FS, opt *Options) error {
 	if opt != nil {
 		o = *opt
 	}
-	if _, ok := e.(Describer); !ok && o.Generator == "" {
+	if _, ok := e.(describer); !ok && o.Generator == "" {
 		o.Generator = committed.Generator
 	}
 	f, err := Build(ctx, e, &o)
 	if err != nil {
 		return err
 	}
-	return f.Compare(fsys)
+	return f.compare(fsys)
 }
 
-// Compare requires fsys to hold exactly f's files (manifest.json, inputs/
+// compare requires fsys to hold exactly f's files (manifest.json, inputs/
 // and expected/ .safetensors files), byte for byte.
-func (f *Files) Compare(fsys fs.FS) error {
+func (f *Files) compare(fsys fs.FS) error {
 	var have []string
 	for _, sub := range []string{"inputs", "expected"} {
 		ents, err := fs.ReadDir(fsys, sub)
@@ -295,7 +276,7 @@ func (f *Files) Compare(fsys fs.FS) error {
 		}
 	}
 	// Data files first: a manifest difference is usually a consequence.
-	names := f.Names()
+	names := f.names()
 	sort.SliceStable(names, func(i, j int) bool { return names[i] != ManifestFile && names[j] == ManifestFile })
 	for _, p := range names {
 		want := f.Data[p]

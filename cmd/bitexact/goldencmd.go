@@ -122,7 +122,7 @@ difference.`, stderr)
 	p := newProgress(stderr, "golden verify")
 	p.unit = "files"
 	t0 := time.Now()
-	err = golden.VerifyWith(ctx, es[0].Engine, fsys, &golden.Options{
+	err = golden.Verify(ctx, es[0].Engine, fsys, &golden.Options{
 		Progress: func(done, total int, file string) { p.update(float64(done), float64(total), file) },
 	})
 	p.done()

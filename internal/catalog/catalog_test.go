@@ -98,7 +98,7 @@ func TestMagnitudes(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		m := Magnitudes(c)
+		m := magnitudes(c)
 		if len(m) != tc.n || m[0] != tc.first || m[len(m)-1] != tc.max {
 			t.Errorf("%s: %d magnitudes %v..%v, want %d %v..%v", tc.conv, len(m), m[0], m[len(m)-1], tc.n, tc.first, tc.max)
 		}

@@ -9,9 +9,9 @@ import (
 	"github.com/bitexact/bitexact/refimpl/unary"
 )
 
-// UnaryOp names the registered op and parameters that compute conversion
+// unaryOp names the registered op and parameters that compute conversion
 // c on a tensor "x" of float32, or ok=false when no op does.
-func UnaryOp(c unary.Conversion) (op string, p ops.Params, ok bool) {
+func unaryOp(c unary.Conversion) (op string, p ops.Params, ok bool) {
 	switch c.Format {
 	case "e2m1":
 		return "e2m1.encode", ops.Params{"profile": c.Profile}, true
@@ -51,7 +51,7 @@ func unaryCatalog() ([]Inputs, []Case) {
 	var t table
 	seen := map[string]bool{}
 	for _, c := range unary.All() {
-		op, params, ok := UnaryOp(c)
+		op, params, ok := unaryOp(c)
 		if !ok {
 			continue
 		}
@@ -82,7 +82,7 @@ func unaryCatalog() ([]Inputs, []Case) {
 					"half uniformly random bit patterns (every class)", unaryRandom, c.Format),
 				Seed: 0x5eed0000 + seed,
 				Make: func(seed uint64) (ops.Tensors, error) {
-					mags := Magnitudes(conv)
+					mags := magnitudes(conv)
 					scale := mags[len(mags)-1] / 4
 					r := NewRNG(seed)
 					v := make([]uint32, unaryRandom)
