@@ -79,7 +79,8 @@ func infos(ts ops.Tensors) []TensorInfo {
 	return v
 }
 
-// Build generates the current catalog's golden set in memory: inputs on the
+// Build generates the golden set of the case catalogue (internal/catalog,
+// its registered ops only) in memory: inputs on the
 // host from their seeds, expected outputs through e.
 func Build(ctx context.Context, e Engine, opt *Options) (*Files, error) {
 	if opt == nil {
