@@ -96,6 +96,9 @@ func list(t *testing.T, env []string, tags string) []pkg {
 	}
 	cmd := exec.Command(gobin, append(args, "./...")...)
 	cmd.Dir = filepath.Join("..", "..")
+	// CGO_ENABLED=1 so that cgo files (the CUDA and Metal harnesses) are
+	// listed with their imports even where the environment turns cgo off;
+	// go list compiles nothing, so no C toolchain is needed.
 	cmd.Env = append(append(os.Environ(), "CGO_ENABLED=1"), env...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
