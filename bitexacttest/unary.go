@@ -14,7 +14,7 @@ import (
 	"github.com/bitexact/bitexact/conformance/certificate"
 	"github.com/bitexact/bitexact/conformance/diagnose"
 	"github.com/bitexact/bitexact/conformance/gate"
-	"github.com/bitexact/bitexact/golden"
+	"github.com/bitexact/bitexact/internal/catalog"
 	"github.com/bitexact/bitexact/refimpl/half"
 	"github.com/bitexact/bitexact/refimpl/ops"
 	"github.com/bitexact/bitexact/refimpl/tensor"
@@ -387,7 +387,7 @@ func checkUnary(c unary.Conversion, kind inputKind, k kernel, opts []Option) (*R
 }
 
 // sampleInputs are the golden inputs of c's format (its tasks: every edge
-// class of the format, golden.Edges, and its random inputs) and
+// class of the format, catalog.Edges, and its random inputs) and
 // cfg.sample seeded random patterns.
 func sampleInputs(c unary.Conversion, cfg config) ([]uint32, error) {
 	g, err := loadGolden(c.Format)
@@ -402,7 +402,7 @@ func sampleInputs(c unary.Conversion, cfg config) ([]uint32, error) {
 		}
 		in = append(in, x["x"].Bits32()...)
 	}
-	r := golden.NewRNG(cfg.seed)
+	r := catalog.NewRNG(cfg.seed)
 	for range cfg.sample {
 		in = append(in, r.Uint32())
 	}

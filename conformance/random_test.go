@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/bitexact/bitexact/conformance/gate"
-	"github.com/bitexact/bitexact/golden"
+	"github.com/bitexact/bitexact/internal/catalog"
 	"github.com/bitexact/bitexact/native/cuda"
 	"github.com/bitexact/bitexact/refimpl/half"
 	"github.com/bitexact/bitexact/refimpl/ops"
@@ -27,7 +27,7 @@ func TestLargeRandom(t *testing.T) {
 	if testing.Short() {
 		t.Skip("large random cases skipped under -short")
 	}
-	rng := golden.NewRNG(0xB17E)
+	rng := catalog.NewRNG(0xB17E)
 	f32s := func(n int, scale float32) tensor.Tensor {
 		v := make([]float32, n)
 		for i := range v {

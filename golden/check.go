@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"sort"
 	"sync"
 
 	"github.com/bitexact/bitexact/refimpl/ops"
@@ -204,4 +205,14 @@ func checkCase(ctx context.Context, e Engine, s *Set, c CaseFile) Result {
 	}
 	r.Diffs = DiffTensors(want, got)
 	return r
+}
+
+// sortedNames returns the tensor names in sorted order.
+func sortedNames(ts ops.Tensors) []string {
+	n := make([]string, 0, len(ts))
+	for k := range ts {
+		n = append(n, k)
+	}
+	sort.Strings(n)
+	return n
 }

@@ -24,10 +24,10 @@ type Engine interface {
 	Unary(ctx context.Context, conv string, start uint32, out []byte) error
 }
 
-// Describer is implemented by engines that can name the code they run.
+// describer is implemented by engines that can name the code they run.
 // The wasm engine returns the SHA-256 of its module, which golden
 // manifests record as the generator.
-type Describer interface {
+type describer interface {
 	ModuleDigest() string
 }
 
@@ -61,7 +61,7 @@ func (Native) Unary(ctx context.Context, conv string, start uint32, out []byte) 
 // EngineName says which engine e is, for reports: "wasm sha256:…" when it
 // describes its module, "native" for Native, else its Go type.
 func EngineName(e Engine) string {
-	if d, ok := e.(Describer); ok {
+	if d, ok := e.(describer); ok {
 		return "wasm sha256:" + d.ModuleDigest()
 	}
 	if _, ok := e.(Native); ok {

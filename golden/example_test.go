@@ -5,8 +5,6 @@ import (
 	"fmt"
 
 	"github.com/bitexact/bitexact/golden"
-	"github.com/bitexact/bitexact/refimpl/ops"
-	"github.com/bitexact/bitexact/refimpl/tensor"
 )
 
 // Check the embedded golden set against the native reference: the core of
@@ -58,33 +56,9 @@ func ExampleSet_Expected() {
 	// e2m1.encode 5 -> 0x6
 }
 
-// Write and read a safetensors file with a packed FP4 tensor: the logical
-// element format travels in the file's __metadata__.
-func ExampleEncodeSafetensors() {
-	t := tensor.FromU8([]int{2}, []uint8{0x21, 0x7f})
-	t.Logical = "e2m1x2"
-	b, err := golden.EncodeSafetensors(ops.Tensors{"packed": t}, nil)
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	ts, _, err := golden.DecodeSafetensors("example.safetensors", b)
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	fmt.Println(ts["packed"].DType, ts["packed"].Logical, ts["packed"].Shape, len(b))
-
-	_, _, err = golden.DecodeSafetensors("example.safetensors", b[:len(b)-1])
-	fmt.Println(err)
-	// Output:
-	// U8 e2m1x2 [2] 114
-	// example.safetensors: malformed safetensors: metadata incomplete buffer
-}
-
 // Verify regenerates the set and requires byte identity.
 func ExampleVerify() {
-	err := golden.Verify(context.Background(), golden.Native{}, golden.DataFS())
+	err := golden.Verify(context.Background(), golden.Native{}, golden.DataFS(), nil)
 	fmt.Println(err)
 	// Output: <nil>
 }

@@ -67,10 +67,10 @@ func TestManifestDiffOrder(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			committed := tc.edit(bytes.Clone(regen))
 			f := &Files{Data: map[string][]byte{ManifestFile: regen}}
-			err := f.Compare(fstest.MapFS{ManifestFile: &fstest.MapFile{Data: committed}})
+			err := f.compare(fstest.MapFS{ManifestFile: &fstest.MapFile{Data: committed}})
 			var d *DiffError
 			if !errors.As(err, &d) || d.File != ManifestFile || !strings.Contains(d.Problem, tc.want) {
-				t.Fatalf("Compare = %v, want a manifest difference containing %q", err, tc.want)
+				t.Fatalf("compare = %v, want a manifest difference containing %q", err, tc.want)
 			}
 		})
 	}

@@ -5,82 +5,14 @@ import (
 	"context"
 	"errors"
 	"io/fs"
-	"math"
 	"strings"
 	"testing"
 	"testing/fstest"
 
+	"github.com/bitexact/bitexact/internal/stfile"
 	"github.com/bitexact/bitexact/refimpl/ops"
-	"github.com/bitexact/bitexact/refimpl/unary"
+	"github.com/bitexact/bitexact/refimpl/tensor"
 )
-
-func TestCatalogConsistent(t *testing.T) {
-	if err := checkCatalog(); err != nil {
-		t.Fatal(err)
-	}
-	if s := Skipped(); len(s) > 0 {
-		t.Logf("%d catalog cases have no registered op yet (first %s: %s)", len(s), s[0].Name, s[0].Op)
-	}
-}
-
-// The E2M1 edge inputs hold every midpoint between E2M1 values
-// (docs/rationale/fp4.md: 0.25, 0.75, 1.25, 1.75, 2.5, 3.5, 5) and the
-// classes every profile must be tested on.
-func TestEdgesE2M1(t *testing.T) {
-	c, err := unary.Lookup("e2m1/nvidia")
-	if err != nil {
-		t.Fatal(err)
-	}
-	class := map[uint32]string{}
-	for _, e := range Edges(c) {
-		if _, dup := class[e.Bits]; dup {
-			t.Fatalf("input %#08x listed twice", e.Bits)
-		}
-		class[e.Bits] = e.Class
-	}
-	for _, tc := range []struct {
-		x     float32
-		class string
-	}{
-		{0.25, ClassMidpoint}, {0.75, ClassMidpoint}, {1.25, ClassMidpoint}, {1.75, ClassMidpoint},
-		{2.5, ClassMidpoint}, {3.5, ClassMidpoint}, {5, ClassMidpoint}, {-5, ClassMidpoint},
-		{6, ClassValue}, {-0.5, ClassValue}, {float32(math.Copysign(0, -1)), ClassValue},
-		{math.Nextafter32(5, 6), ClassMidpointUlp}, {math.Nextafter32(5, 0), ClassMidpointUlp},
-		{7, ClassOverflow}, {math.Nextafter32(7, 8), ClassOverflow}, {8, ClassOverflow}, {12, ClassOverflow},
-		{math.MaxFloat32, ClassOverflow},
-		{math.Float32frombits(1), ClassValueUlp}, // Nextafter(0, +Inf) comes first as value±1ulp
-		{math.Float32frombits(0x807fffff), ClassSubnormal},
-		{float32(math.Inf(-1)), ClassInf},
-		{math.Float32frombits(0xffc00000), ClassNaN}, {math.Float32frombits(0x7f800001), ClassNaN},
-	} {
-		if got := class[math.Float32bits(tc.x)]; got != tc.class {
-			t.Errorf("input %v (%#08x): class %q, want %q", tc.x, math.Float32bits(tc.x), got, tc.class)
-		}
-	}
-}
-
-func TestMagnitudes(t *testing.T) {
-	for _, tc := range []struct {
-		conv       string
-		n          int
-		first, max float32
-	}{
-		{"e2m1/nvidia", 8, 0, 6},
-		{"e4m3/satfinite", 127, 0, 448},   // 0x00..0x7e
-		{"e5m2/satfinite", 124, 0, 57344}, // 0x00..0x7b
-		{"e8m0/rz", 255, 0x1p-127, 0x1p127},
-		{"fp16/rne", 31744, 0, 65504},
-	} {
-		c, err := unary.Lookup(tc.conv)
-		if err != nil {
-			t.Fatal(err)
-		}
-		m := Magnitudes(c)
-		if len(m) != tc.n || m[0] != tc.first || m[len(m)-1] != tc.max {
-			t.Errorf("%s: %d magnitudes %v..%v, want %d %v..%v", tc.conv, len(m), m[0], m[len(m)-1], tc.n, tc.first, tc.max)
-		}
-	}
-}
 
 func TestBuildDeterministic(t *testing.T) {
 	ctx := context.Background()
@@ -105,7 +37,7 @@ func TestBuildDeterministic(t *testing.T) {
 // The committed set is what the native reference computes, file for file.
 // (TestWasmCrossCheck compares wasm to both.)
 func TestCommittedSetNative(t *testing.T) {
-	if err := Verify(context.Background(), Native{}, DataFS()); err != nil {
+	if err := Verify(context.Background(), Native{}, DataFS(), nil); err != nil {
 		t.Fatalf("golden/data is not what the native reference generates: %v\n(regenerate with: go run ./cmd/bitexact golden gen)", err)
 	}
 }
@@ -159,7 +91,7 @@ func firstCase(t *testing.T, m fstest.MapFS) (CaseFile, string, int, int) {
 	}
 	c := s.Manifest.Cases[0]
 	b := m[c.File].Data
-	ts, _, err := DecodeSafetensors(c.File, b)
+	ts, _, err := stfile.Decode(c.File, b)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,7 +105,7 @@ func TestVerifyNamesDifference(t *testing.T) {
 	m := copyFS(t)
 	c, tensor, off, size := firstCase(t, m)
 	m[c.File].Data[off+3*size] ^= 0x01
-	err := Verify(ctx, Native{}, m)
+	err := Verify(ctx, Native{}, m, nil)
 	var d *DiffError
 	if !errors.As(err, &d) {
 		t.Fatalf("Verify after a flipped bit = %v, want a *DiffError", err)
@@ -184,13 +116,13 @@ func TestVerifyNamesDifference(t *testing.T) {
 
 	m = copyFS(t)
 	m["expected/zz-stale.safetensors"] = &fstest.MapFile{Data: []byte("x")}
-	if err := Verify(ctx, Native{}, m); !errors.As(err, &d) || d.File != "expected/zz-stale.safetensors" {
+	if err := Verify(ctx, Native{}, m, nil); !errors.As(err, &d) || d.File != "expected/zz-stale.safetensors" {
 		t.Errorf("Verify with a stale file = %v", err)
 	}
 
 	m = copyFS(t)
 	delete(m, c.File)
-	if err := Verify(ctx, Native{}, m); !errors.As(err, &d) || d.File != c.File || !strings.Contains(d.Problem, "missing") {
+	if err := Verify(ctx, Native{}, m, nil); !errors.As(err, &d) || d.File != c.File || !strings.Contains(d.Problem, "missing") {
 		t.Errorf("Verify with a missing file = %v", err)
 	}
 }
@@ -279,8 +211,11 @@ func TestCheck(t *testing.T) {
 }
 
 func TestDiffTensorsShapes(t *testing.T) {
-	a := sampleTensors()
-	b := sampleTensors()
+	sample := func() ops.Tensors {
+		return ops.Tensors{"x": tensor.FromF32([]int{4}, []float32{1, -0.5, 6, 0.25}), "s": tensor.FromI32([]int{}, []int32{-7})}
+	}
+	a := sample()
+	b := sample()
 	x := b["x"]
 	x.Shape = []int{2, 2}
 	b["x"] = x

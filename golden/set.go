@@ -18,10 +18,12 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/bitexact/bitexact/internal/catalog"
+	"github.com/bitexact/bitexact/internal/stfile"
 	"github.com/bitexact/bitexact/refimpl/ops"
 )
 
-// Options tune Build, Generate and Verify.
+// Options tune Build, Verify and Check.
 type Options struct {
 	// Workers bounds the cases run at once; 0 means runtime.GOMAXPROCS(0).
 	Workers int
@@ -40,8 +42,8 @@ type Files struct {
 	Data     map[string][]byte
 }
 
-// Names returns the file paths, sorted.
-func (f *Files) Names() []string {
+// names returns the file paths, sorted.
+func (f *Files) names() []string {
 	n := make([]string, 0, len(f.Data))
 	for k := range f.Data {
 		n = append(n, k)
@@ -77,16 +79,17 @@ func infos(ts ops.Tensors) []TensorInfo {
 	return v
 }
 
-// Build generates the current catalog's golden set in memory: inputs on the
+// Build generates the golden set of the case catalogue (internal/catalog,
+// its registered ops only) in memory: inputs on the
 // host from their seeds, expected outputs through e.
 func Build(ctx context.Context, e Engine, opt *Options) (*Files, error) {
 	if opt == nil {
 		opt = &Options{}
 	}
-	if err := checkCatalog(); err != nil {
+	if err := catalog.Validate(); err != nil {
 		return nil, err
 	}
-	ins, cases := Catalog()
+	ins, cases := catalog.Registered()
 	f := &Files{Data: map[string][]byte{}}
 	gen := opt.Generator
 	if gen == "" {
@@ -113,7 +116,7 @@ func Build(ctx context.Context, e Engine, opt *Options) (*Files, error) {
 		if err != nil {
 			return nil, fmt.Errorf("input set %s: %w", in.Name, err)
 		}
-		b, err := EncodeSafetensors(ts, map[string]string{"bitexact.suite": SuiteVersion, "bitexact.inputs": in.Name})
+		b, err := stfile.Encode(ts, map[string]string{"bitexact.suite": SuiteVersion, "bitexact.inputs": in.Name})
 		if err != nil {
 			return nil, fmt.Errorf("input set %s: %w", in.Name, err)
 		}
@@ -148,7 +151,7 @@ func Build(ctx context.Context, e Engine, opt *Options) (*Files, error) {
 				errs[i] = fmt.Errorf("case %s: %w", c.Name, err)
 				return
 			}
-			b, err := EncodeSafetensors(out, map[string]string{"bitexact.suite": SuiteVersion, "bitexact.case": c.Name, "bitexact.op": c.Op})
+			b, err := stfile.Encode(out, map[string]string{"bitexact.suite": SuiteVersion, "bitexact.case": c.Name, "bitexact.op": c.Op})
 			if err != nil {
 				errs[i] = fmt.Errorf("case %s: output: %w", c.Name, err)
 				return
@@ -178,23 +181,9 @@ func Build(ctx context.Context, e Engine, opt *Options) (*Files, error) {
 	return f, nil
 }
 
-// Generate builds the golden set through e and writes it under dir,
-// removing stale .safetensors files from dir/inputs and dir/expected so
-// that the directory holds exactly the set.
-func Generate(ctx context.Context, e Engine, dir string) (*Manifest, error) {
-	return GenerateWith(ctx, e, dir, nil)
-}
-
-// GenerateWith is Generate with options.
-func GenerateWith(ctx context.Context, e Engine, dir string, opt *Options) (*Manifest, error) {
-	f, err := Build(ctx, e, opt)
-	if err != nil {
-		return nil, err
-	}
-	return &f.Manifest, f.WriteDir(dir)
-}
-
-// WriteDir writes the files under dir (see Generate).
+// WriteDir writes the files under dir, removing stale .safetensors files
+// from dir/inputs and dir/expected so that the directory holds exactly the
+// set.
 func (f *Files) WriteDir(dir string) error {
 	for _, sub := range []string{"inputs", "expected"} {
 		d := filepath.Join(dir, sub)
@@ -214,7 +203,7 @@ func (f *Files) WriteDir(dir string) error {
 			}
 		}
 	}
-	for _, p := range f.Names() {
+	for _, p := range f.names() {
 		if err := os.WriteFile(filepath.Join(dir, filepath.FromSlash(p)), f.Data[p], 0o644); err != nil {
 			return err
 		}
@@ -243,13 +232,8 @@ func (e *DiffError) Error() string {
 // safetensors files, the tensor and element. When e cannot describe its
 // module (Native), the committed generator field is taken as given: the
 // native engine can attest outputs, not the digest of a module it did not
-// run.
-func Verify(ctx context.Context, e Engine, fsys fs.FS) error {
-	return VerifyWith(ctx, e, fsys, nil)
-}
-
-// VerifyWith is Verify with options.
-func VerifyWith(ctx context.Context, e Engine, fsys fs.FS, opt *Options) error {
+// run. opt may be nil.
+func Verify(ctx context.Context, e Engine, fsys fs.FS, opt *Options) error {
 	mb, err := fs.ReadFile(fsys, ManifestFile)
 	if err != nil {
 		return fmt.Errorf("%s: %w", ManifestFile, err)
@@ -262,19 +246,19 @@ func VerifyWith(ctx context.Context, e Engine, fsys fs.FS, opt *Options) error {
 	if opt != nil {
 		o = *opt
 	}
-	if _, ok := e.(Describer); !ok && o.Generator == "" {
+	if _, ok := e.(describer); !ok && o.Generator == "" {
 		o.Generator = committed.Generator
 	}
 	f, err := Build(ctx, e, &o)
 	if err != nil {
 		return err
 	}
-	return f.Compare(fsys)
+	return f.compare(fsys)
 }
 
-// Compare requires fsys to hold exactly f's files (manifest.json, inputs/
+// compare requires fsys to hold exactly f's files (manifest.json, inputs/
 // and expected/ .safetensors files), byte for byte.
-func (f *Files) Compare(fsys fs.FS) error {
+func (f *Files) compare(fsys fs.FS) error {
 	var have []string
 	for _, sub := range []string{"inputs", "expected"} {
 		ents, err := fs.ReadDir(fsys, sub)
@@ -293,7 +277,7 @@ func (f *Files) Compare(fsys fs.FS) error {
 		}
 	}
 	// Data files first: a manifest difference is usually a consequence.
-	names := f.Names()
+	names := f.names()
 	sort.SliceStable(names, func(i, j int) bool { return names[i] != ManifestFile && names[j] == ManifestFile })
 	for _, p := range names {
 		want := f.Data[p]
@@ -373,11 +357,11 @@ func firstLineDiff(got, want []byte) string {
 
 // diffSafetensors explains why two safetensors files differ.
 func diffSafetensors(file string, got, want []byte) error {
-	g, gm, err := DecodeSafetensors(file+" (committed)", got)
+	g, gm, err := stfile.Decode(file+" (committed)", got)
 	if err != nil {
 		return &DiffError{File: file, Problem: err.Error()}
 	}
-	w, wm, err := DecodeSafetensors(file+" (regenerated)", want)
+	w, wm, err := stfile.Decode(file+" (regenerated)", want)
 	if err != nil {
 		return &DiffError{File: file, Problem: err.Error()}
 	}
@@ -464,7 +448,7 @@ func (s *Set) read(p string) (ops.Tensors, error) {
 	if err != nil {
 		return nil, err
 	}
-	ts, _, err := DecodeSafetensors(p, b)
+	ts, _, err := stfile.Decode(p, b)
 	return ts, err
 }
 

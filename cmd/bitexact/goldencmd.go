@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/bitexact/bitexact/golden"
+	"github.com/bitexact/bitexact/internal/catalog"
 )
 
 const goldenHelp = `
@@ -81,7 +82,7 @@ DIR/expected are removed. Regenerating twice gives identical bytes.`, stderr)
 	fmt.Fprintf(stdout, "wrote %s: %d input sets, %d cases, %d files, %d bytes (%.2f MiB); generated in %s by %s\n",
 		*out, len(f.Manifest.Inputs), len(f.Manifest.Cases), len(f.Data), f.Size(), float64(f.Size())/(1<<20),
 		el.Round(time.Millisecond), f.Manifest.Generator)
-	if s := golden.Skipped(); len(s) > 0 {
+	if s := catalog.Skipped(); len(s) > 0 {
 		fmt.Fprintf(stdout, "note: %d catalog cases skipped because their op is not registered (first: %s, op %s)\n", len(s), s[0].Name, s[0].Op)
 	}
 	return exitOK
@@ -121,7 +122,7 @@ difference.`, stderr)
 	p := newProgress(stderr, "golden verify")
 	p.unit = "files"
 	t0 := time.Now()
-	err = golden.VerifyWith(ctx, es[0].Engine, fsys, &golden.Options{
+	err = golden.Verify(ctx, es[0].Engine, fsys, &golden.Options{
 		Progress: func(done, total int, file string) { p.update(float64(done), float64(total), file) },
 	})
 	p.done()

@@ -11,7 +11,7 @@ import (
 	"github.com/bitexact/bitexact/conformance/mutants"
 	"github.com/bitexact/bitexact/conformance/results"
 	"github.com/bitexact/bitexact/conformance/suite"
-	"github.com/bitexact/bitexact/golden"
+	"github.com/bitexact/bitexact/internal/stfile"
 	"github.com/bitexact/bitexact/refimpl/ops"
 	"github.com/bitexact/bitexact/refimpl/tensor"
 )
@@ -35,7 +35,7 @@ func vendorResults(t *testing.T, exportDir, name, claim string, run func(p ops.P
 		if err != nil {
 			t.Fatal(err)
 		}
-		in, _, err := golden.DecodeSafetensors(task.InputFile, ib)
+		in, _, err := stfile.Decode(task.InputFile, ib)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -337,7 +337,7 @@ func TestVendorReducedRun(t *testing.T) {
 
 func writeTensors(t *testing.T, dir, task string, ts ops.Tensors) {
 	t.Helper()
-	b, err := golden.EncodeSafetensors(ts, nil)
+	b, err := stfile.Encode(ts, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,17 +24,19 @@
 //
 // # Import order
 //
-// The module's packages form a tower; none imports a layer above its own:
+// The module's packages form a tower; none imports a layer above its own
+// (internal/layers' test holds them to it under every build
+// configuration):
 //
 //  1. refimpl/... (the reference; standard library only)
-//  2. wasm (the reference compiled to WebAssembly, under wazero)
-//  3. golden, golden/exhaustive (golden sets, digests)
-//  4. conformance/suite, conformance/results, conformance/diagnose, then
-//     conformance/certificate (which imports those three)
-//  5. conformance/gate (this package)
-//  6. the backends and the public gate API: native/cuda, native/metal,
-//     conformance/ptxabi, conformance/mutants, bitexacttest
-//  7. cmd/bitexact
-//
-// TestImportTower holds every package of the module to this order.
+//  2. wasm/... (the reference compiled to WebAssembly, under wazero)
+//  3. golden/... with internal/catalog and internal/stfile (golden sets,
+//     their catalogue and codec, exhaustive digests)
+//  4. conformance/...: suite, results, diagnose, certificate (which imports
+//     the three), mutants, record
+//  5. conformance/gate (this package: it imports the layers below, the
+//     certificate above all)
+//  6. the backends and the public gate API, which import gate: native/cuda,
+//     native/metal, conformance/ptxabi, bitexacttest
+//  7. cmd/...
 package gate

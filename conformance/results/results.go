@@ -23,6 +23,7 @@ import (
 	"github.com/bitexact/bitexact/conformance/suite"
 	"github.com/bitexact/bitexact/golden"
 	"github.com/bitexact/bitexact/internal/safeio"
+	"github.com/bitexact/bitexact/internal/stfile"
 	"github.com/bitexact/bitexact/internal/strictjson"
 	"github.com/bitexact/bitexact/refimpl/ops"
 	"github.com/bitexact/bitexact/refimpl/tensor"
@@ -231,7 +232,7 @@ func Read(dir string, s *suite.Suite, opt *Options) (*Results, error) {
 		if err != nil {
 			return nil, &Error{File: file, Problem: "cannot be read: " + problem(err)}
 		}
-		ts, _, err := golden.DecodeSafetensors(file, b)
+		ts, _, err := stfile.Decode(file, b)
 		if err != nil {
 			return nil, &Error{File: file, Problem: strings.TrimPrefix(err.Error(), file+": ")}
 		}
@@ -386,7 +387,7 @@ func Write(dir string, m Manifest, outputs map[string]ops.Tensors) error {
 		sort.Strings(m.Tasks)
 	}
 	for n, ts := range outputs {
-		b, err := golden.EncodeSafetensors(ts, nil)
+		b, err := stfile.Encode(ts, nil)
 		if err != nil {
 			return fmt.Errorf("task %s: %w", n, err)
 		}

@@ -63,18 +63,18 @@ type Progress func(done, total uint64)
 // Compute hashes conv's outputs over all 2^32 inputs through u, running
 // workers chunks at once (0: GOMAXPROCS).
 func Compute(ctx context.Context, u Unary, conv string, workers int, progress Progress) (*Digest, error) {
-	ds, err := ComputeAll(ctx, u, []string{conv}, workers, progress)
+	ds, err := computeAll(ctx, u, []string{conv}, workers, progress)
 	if err != nil {
 		return nil, err
 	}
 	return ds[0], nil
 }
 
-// ComputeAll hashes the outputs of every conversion in convs over all
+// computeAll hashes the outputs of every conversion in convs over all
 // 2^32 inputs through u in one pool of workers chunk jobs (0:
 // GOMAXPROCS), so that no core idles at the end of one conversion while
 // another waits. progress counts inputs over all the conversions.
-func ComputeAll(ctx context.Context, u Unary, convs []string, workers int, progress Progress) ([]*Digest, error) {
+func computeAll(ctx context.Context, u Unary, convs []string, workers int, progress Progress) ([]*Digest, error) {
 	var jobs []job
 	cs := make([]unary.Conversion, len(convs))
 	for k, conv := range convs {

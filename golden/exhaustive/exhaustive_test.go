@@ -111,7 +111,7 @@ func TestExhaustiveNative(t *testing.T) {
 	for _, c := range unary.All() {
 		names = append(names, c.Name)
 	}
-	got, err := ComputeAll(context.Background(), native{}, names, 0, logProgress(t, "native digests"))
+	got, err := computeAll(context.Background(), native{}, names, 0, logProgress(t, "native digests"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/bitexact/bitexact/golden"
+	"github.com/bitexact/bitexact/internal/catalog"
 	"github.com/bitexact/bitexact/refimpl/sparse24"
 	"github.com/bitexact/bitexact/refimpl/tensor"
 	"gorgonia.org/cu"
@@ -376,7 +376,7 @@ func BenchmarkGEMV(b *testing.B) {
 // are.
 func sparseBenchBytes(part, n int, seed uint64) []byte {
 	pairs := sparse24.MetaNibbles
-	rng := golden.NewRNG(seed)
+	rng := catalog.NewRNG(seed)
 	out := make([]byte, n)
 	for i := range out {
 		r := rng.Uint32()

@@ -137,19 +137,6 @@ func FromU8(shape []int, v []uint8) Tensor {
 	return Tensor{DType: U8, Shape: clone(shape), Data: append([]byte(nil), v...)}
 }
 
-// FromI8 stores int8 values.
-func FromI8(shape []int, v []int8) Tensor {
-	b := make([]byte, len(v))
-	for i, x := range v {
-		b[i] = byte(x)
-	}
-	return Tensor{DType: I8, Shape: clone(shape), Data: b}
-}
-
-// FromU16 stores uint16 values (also used with DType F16 or BF16 by
-// setting DType afterwards, or through FromBits16).
-func FromU16(shape []int, v []uint16) Tensor { return FromBits16(U16, shape, v) }
-
 // FromBits16 stores 16-bit patterns under dtype d (U16, I16, F16, BF16).
 func FromBits16(d DType, shape []int, v []uint16) Tensor {
 	b := make([]byte, 2*len(v))
@@ -221,15 +208,6 @@ func (t Tensor) I32() []int32 {
 	v := make([]int32, len(t.Data)/4)
 	for i := range v {
 		v[i] = int32(binary.LittleEndian.Uint32(t.Data[4*i:]))
-	}
-	return v
-}
-
-// I8 returns the values of an I8 tensor.
-func (t Tensor) I8() []int8 {
-	v := make([]int8, len(t.Data))
-	for i, x := range t.Data {
-		v[i] = int8(x)
 	}
 	return v
 }

@@ -1,4 +1,4 @@
-package golden
+package catalog
 
 import (
 	"github.com/bitexact/bitexact/refimpl/awq"
@@ -8,12 +8,13 @@ import (
 	"github.com/bitexact/bitexact/refimpl/tensor"
 )
 
-// Decoders, dequantizers and layout ops: every code where a format is
+// decodeCatalog lists decoders, dequantizers and layout ops: every code where a format is
 // small enough (all 16 E2M1 codes, all 256 bytes), else uniformly random
 // bytes (which include NaN and extreme scales). BF16/FP16 decoding (an
 // exact widening) has no golden case: 0.8 MB for what refimpl/half's tests
 // already pin.
-func init() {
+func decodeCatalog() ([]Inputs, []Case) {
+	var t table
 	seq := func(n int) []uint8 {
 		b := make([]uint8, n)
 		for i := range b {
@@ -21,30 +22,30 @@ func init() {
 		}
 		return b
 	}
-	addInputs(Inputs{Name: "codes.e2m1.all", Description: "codes U8 [16]: every E2M1 code, one per byte",
+	t.addInputs(Inputs{Name: "codes.e2m1.all", Description: "codes U8 [16]: every E2M1 code, one per byte",
 		Make: func(uint64) (ops.Tensors, error) {
 			t := tensor.FromU8([]int{16}, seq(16))
 			t.Logical = "e2m1"
 			return ops.Tensors{"codes": t}, nil
 		}})
-	addInputs(Inputs{Name: "codes.u8.all", Description: "codes U8 [256]: every byte",
+	t.addInputs(Inputs{Name: "codes.u8.all", Description: "codes U8 [256]: every byte",
 		Make: func(uint64) (ops.Tensors, error) {
 			return ops.Tensors{"codes": tensor.FromU8([]int{256}, seq(256))}, nil
 		}})
-	addInputs(Inputs{Name: "packed.e2m1x2.all", Description: "packed U8 [256]: every byte as a pair of E2M1 codes",
+	t.addInputs(Inputs{Name: "packed.e2m1x2.all", Description: "packed U8 [256]: every byte as a pair of E2M1 codes",
 		Make: func(uint64) (ops.Tensors, error) {
 			t := tensor.FromU8([]int{256}, seq(256))
 			t.Logical = "e2m1x2"
 			return ops.Tensors{"packed": t}, nil
 		}})
-	addCase(Case{Name: "e2m1.decode.all", Family: "e2m1", Op: "e2m1.decode", Inputs: "codes.e2m1.all", Description: "every E2M1 code to float32"})
-	addCase(Case{Name: "e2m1.unpack.all", Family: "e2m1", Op: "e2m1.unpack", Inputs: "packed.e2m1x2.all", Description: "every byte to its two E2M1 codes, low nibble first"})
+	t.addCase(Case{Name: "e2m1.decode.all", Family: "e2m1", Op: "e2m1.decode", Inputs: "codes.e2m1.all", Description: "every E2M1 code to float32"})
+	t.addCase(Case{Name: "e2m1.unpack.all", Family: "e2m1", Op: "e2m1.unpack", Inputs: "packed.e2m1x2.all", Description: "every byte to its two E2M1 codes, low nibble first"})
 	for _, f := range []string{"e4m3", "e5m2"} {
-		addCase(Case{Name: f + ".decode.all", Family: "fp8", Op: "fp8.decode", Params: ops.Params{"format": f}, Inputs: "codes.u8.all",
+		t.addCase(Case{Name: f + ".decode.all", Family: "fp8", Op: "fp8.decode", Params: ops.Params{"format": f}, Inputs: "codes.u8.all",
 			Description: "every " + f + " code to float32"})
 	}
-	addCase(Case{Name: "e8m0.decode.all", Family: "e8m0", Op: "e8m0.decode", Inputs: "codes.u8.all", Description: "every E8M0 code to float32"})
-	addCase(Case{Name: "e8m0.decode.all.ggml", Family: "e8m0", Op: "e8m0.decode", Params: ops.Params{"profile": "ggml"}, Inputs: "codes.u8.all",
+	t.addCase(Case{Name: "e8m0.decode.all", Family: "e8m0", Op: "e8m0.decode", Inputs: "codes.u8.all", Description: "every E8M0 code to float32"})
+	t.addCase(Case{Name: "e8m0.decode.all.ggml", Family: "e8m0", Op: "e8m0.decode", Params: ops.Params{"profile": "ggml"}, Inputs: "codes.u8.all",
 		Description: "every E8M0 code to float32 as ggml_e8m0_to_fp32 decodes it (0xFF -> +Inf)"})
 
 	random := func(r *RNG, n int) []uint8 {
@@ -54,7 +55,7 @@ func init() {
 		}
 		return b
 	}
-	addInputs(Inputs{Name: "nvfp4.random", Seed: 0x6e767271,
+	t.addInputs(Inputs{Name: "nvfp4.random", Seed: 0x6e767271,
 		Description: "packed E2M1x2 U8 [32,256] and scales E4M3 U8 [32,32] uniformly random bytes (NaN scale codes included), global F32 [1] = 1/2688",
 		Make: func(seed uint64) (ops.Tensors, error) {
 			r := NewRNG(seed)
@@ -65,10 +66,10 @@ func init() {
 			return ops.Tensors{"packed": p, "scales": s, "global": tensor.FromF32([]int{1}, []float32{1.0 / 2688})}, nil
 		}})
 	for _, rc := range nvfp4.Recipes() {
-		addCase(Case{Name: "nvfp4.dequantize." + rc.Name, Family: "nvfp4", Op: "nvfp4.dequantize", Params: ops.Params{"recipe": rc.Name},
+		t.addCase(Case{Name: "nvfp4.dequantize." + rc.Name, Family: "nvfp4", Op: "nvfp4.dequantize", Params: ops.Params{"recipe": rc.Name},
 			Inputs: "nvfp4.random", Description: "NVFP4 dequantize of random codes and scales, recipe " + rc.Name})
 	}
-	addInputs(Inputs{Name: "mxfp4.random", Seed: 0x6d787271,
+	t.addInputs(Inputs{Name: "mxfp4.random", Seed: 0x6d787271,
 		Description: "packed E2M1x2 U8 [32,256] and scales E8M0 U8 [32,16] uniformly random bytes (0xFF NaN scales included)",
 		Make: func(seed uint64) (ops.Tensors, error) {
 			r := NewRNG(seed)
@@ -78,9 +79,9 @@ func init() {
 			s.Logical = "e8m0"
 			return ops.Tensors{"packed": p, "scales": s}, nil
 		}})
-	addCase(Case{Name: "mxfp4.dequantize", Family: "mxfp4", Op: "mxfp4.dequantize", Inputs: "mxfp4.random",
+	t.addCase(Case{Name: "mxfp4.dequantize", Family: "mxfp4", Op: "mxfp4.dequantize", Inputs: "mxfp4.random",
 		Description: "MXFP4 dequantize of random codes and scales"})
-	addInputs(Inputs{Name: "ggml.random-blocks", Seed: 0x67676d6c,
+	t.addInputs(Inputs{Name: "ggml.random-blocks", Seed: 0x67676d6c,
 		Description: "blocks U8 [256,17] (block_mxfp4) of uniformly random bytes",
 		Make: func(seed uint64) (ops.Tensors, error) {
 			r := NewRNG(seed)
@@ -88,7 +89,7 @@ func init() {
 			m.Logical = "block_mxfp4"
 			return ops.Tensors{"blocks": m}, nil
 		}})
-	addInputs(Inputs{Name: "ggml.random-q8_1", Seed: 0x71385f31,
+	t.addInputs(Inputs{Name: "ggml.random-q8_1", Seed: 0x71385f31,
 		Description: "blocks U8 [256,36] (block_q8_1) of uniformly random bytes",
 		Make: func(seed uint64) (ops.Tensors, error) {
 			r := NewRNG(seed)
@@ -96,11 +97,11 @@ func init() {
 			q.Logical = "block_q8_1"
 			return ops.Tensors{"blocks": q}, nil
 		}})
-	addCase(Case{Name: "ggml-mxfp4.dequantize", Family: "llama-mxfp4", Op: "ggml.mxfp4.dequantize", Inputs: "ggml.random-blocks",
+	t.addCase(Case{Name: "ggml-mxfp4.dequantize", Family: "llama-mxfp4", Op: "ggml.mxfp4.dequantize", Inputs: "ggml.random-blocks",
 		Description: "llama.cpp dequantize_row_mxfp4 of random blocks"})
-	addCase(Case{Name: "q8_1.dequantize", Family: "q8_1", Op: "ggml.q8_1.dequantize", Inputs: "ggml.random-q8_1",
+	t.addCase(Case{Name: "q8_1.dequantize", Family: "q8_1", Op: "ggml.q8_1.dequantize", Inputs: "ggml.random-q8_1",
 		Description: "block_q8_1 dequantize of random blocks"})
-	addInputs(Inputs{Name: "awq.random-packed", Seed: 0x61777172,
+	t.addInputs(Inputs{Name: "awq.random-packed", Seed: 0x61777172,
 		Description: "IC=256, OC=256, G=128: qweight I32 [256,32] and qzeros I32 [2,32] uniformly random words, scales F16 [2,256] uniformly random codes (NaN and Inf included)",
 		Make: func(seed uint64) (ops.Tensors, error) {
 			r := NewRNG(seed)
@@ -122,11 +123,11 @@ func init() {
 				"scales":  tensor.FromBits16(tensor.F16, []int{2, 256}, sc),
 			}, nil
 		}})
-	addCase(Case{Name: "awq.dequantize", Family: "awq", Op: "awq.dequantize", Inputs: "awq.random-packed",
+	t.addCase(Case{Name: "awq.dequantize", Family: "awq", Op: "awq.dequantize", Inputs: "awq.random-packed",
 		Description: "vLLM AWQ dequantize (CUDA kernel) of random words and scales"})
-	addCase(Case{Name: "awq.dequantize.triton", Family: "awq", Op: "awq.dequantize", Params: ops.Params{"kernel": "triton"}, Inputs: "awq.random-packed",
+	t.addCase(Case{Name: "awq.dequantize.triton", Family: "awq", Op: "awq.dequantize", Params: ops.Params{"kernel": "triton"}, Inputs: "awq.random-packed",
 		Description: "vLLM AWQ dequantize (triton kernel) of random words and scales"})
-	addInputs(Inputs{Name: "awq.dequant-edges", Seed: 0x61776465,
+	t.addInputs(Inputs{Name: "awq.dequant-edges", Seed: 0x61776465,
 		Description: "IC=256, OC=256, G=64: qzeros I32 [4,32] random nibbles, qweight I32 [256,32] nibbles equal to their zero point " +
 			"half the time (u - z = 0), else random; scales F16 [4,256] drawn from signed zeros, subnormals, ±1, ±65504, ±Inf, " +
 			"NaNs of both signs and payloads, and random codes",
@@ -172,12 +173,12 @@ func init() {
 			}, nil
 		}})
 	for _, k := range awq.Kernels() {
-		addCase(Case{Name: "awq.dequantize.edges." + k.Name, Family: "awq", Op: "awq.dequantize", Params: ops.Params{"kernel": k.Name}, Inputs: "awq.dequant-edges",
+		t.addCase(Case{Name: "awq.dequantize.edges." + k.Name, Family: "awq", Op: "awq.dequantize", Params: ops.Params{"kernel": k.Name}, Inputs: "awq.dequant-edges",
 			Description: "vLLM AWQ dequantize (" + k.Name + " kernel) where u = z half the time, on signed-zero, subnormal, overflowing, infinite and NaN scales"})
 	}
-	addCase(Case{Name: "awq.unpack.awq", Family: "awq", Op: "awq.unpack", Params: ops.Params{"layout": "awq"}, Inputs: "awq.random-packed",
+	t.addCase(Case{Name: "awq.unpack.awq", Family: "awq", Op: "awq.unpack", Params: ops.Params{"layout": "awq"}, Inputs: "awq.random-packed",
 		Description: "AWQ (vLLM GEMM layout) words to nibbles"})
-	addInputs(Inputs{Name: "sparse24.random-compressed", Seed: 0x73703234,
+	t.addInputs(Inputs{Name: "sparse24.random-compressed", Seed: 0x73703234,
 		Description: "comp U8 [64,128] random nibble pairs and meta U8 [64,64] random valid index pairs (N=64, K=512, row-major)",
 		Make: func(seed uint64) (ops.Tensors, error) {
 			r := NewRNG(seed)
@@ -188,31 +189,31 @@ func init() {
 			}
 			return ops.Tensors{"comp": tensor.FromU8([]int{64, 128}, random(r, 64*128)), "meta": tensor.FromU8([]int{64, 64}, meta)}, nil
 		}})
-	addCase(Case{Name: "sparse24.decompress", Family: "sparse24", Op: "sparse24.decompress", Inputs: "sparse24.random-compressed",
+	t.addCase(Case{Name: "sparse24.decompress", Family: "sparse24", Op: "sparse24.decompress", Inputs: "sparse24.random-compressed",
 		Description: "2:4 decompression of random kept pairs and valid metadata"})
 	for _, dt := range []string{"int16", "int32"} {
-		addCase(Case{Name: "sparse24.reorder_meta." + dt, Family: "sparse24", Op: "sparse24.reorder_meta", Params: ops.Params{"dtype": dt},
+		t.addCase(Case{Name: "sparse24.reorder_meta." + dt, Family: "sparse24", Op: "sparse24.reorder_meta", Params: ops.Params{"dtype": dt},
 			Inputs: "sparse24.random-compressed", Description: "row-major 2:4 metadata to the CUTLASS/PyTorch reordered layout, " + dt})
 	}
-	addInputs(Inputs{Name: "nvfp4.random-scales", Seed: 0x73776973,
+	t.addInputs(Inputs{Name: "nvfp4.random-scales", Seed: 0x73776973,
 		Description: "scales E4M3 U8 [200,10] uniformly random (rows and columns not multiples of 128 and 4, so padding shows)",
 		Make: func(seed uint64) (ops.Tensors, error) {
 			s := tensor.FromU8([]int{200, 10}, random(NewRNG(seed), 2000))
 			s.Logical = "e4m3"
 			return ops.Tensors{"scales": s}, nil
 		}})
-	addCase(Case{Name: "nvfp4.swizzle", Family: "nvfp4", Op: "nvfp4.swizzle", Inputs: "nvfp4.random-scales",
+	t.addCase(Case{Name: "nvfp4.swizzle", Family: "nvfp4", Op: "nvfp4.swizzle", Inputs: "nvfp4.random-scales",
 		Description: "block scales to the 128x4 swizzled layout, zero padded"})
-	addInputs(Inputs{Name: "nvfp4.random-swizzled", Seed: 0x756e7377,
+	t.addInputs(Inputs{Name: "nvfp4.random-swizzled", Seed: 0x756e7377,
 		Description: "swizzled E4M3 U8 [3072]: uniformly random bytes, the swizzled length of [200,10] scales (256 rows x 12 columns)",
 		Make: func(seed uint64) (ops.Tensors, error) {
 			s := tensor.FromU8([]int{3072}, random(NewRNG(seed), 3072))
 			s.Logical = "e4m3"
 			return ops.Tensors{"swizzled": s}, nil
 		}})
-	addCase(Case{Name: "nvfp4.unswizzle", Family: "nvfp4", Op: "nvfp4.unswizzle", Params: ops.Params{"rows": "200", "sf_cols": "10"},
+	t.addCase(Case{Name: "nvfp4.unswizzle", Family: "nvfp4", Op: "nvfp4.unswizzle", Params: ops.Params{"rows": "200", "sf_cols": "10"},
 		Inputs: "nvfp4.random-swizzled", Description: "the 128x4 swizzled layout back to [200,10] scales (padding dropped)"})
-	addInputs(Inputs{Name: "sparse24.random-reordered", Seed: 0x756e726f,
+	t.addInputs(Inputs{Name: "sparse24.random-reordered", Seed: 0x756e726f,
 		Description: "meta_reordered I16 [64,32]: uniformly random 16-bit words (every 2-bit index value in every position)",
 		Make: func(seed uint64) (ops.Tensors, error) {
 			r := NewRNG(seed)
@@ -222,9 +223,9 @@ func init() {
 			}
 			return ops.Tensors{"meta_reordered": tensor.FromBits16(tensor.I16, []int{64, 32}, v)}, nil
 		}})
-	addCase(Case{Name: "sparse24.unreorder_meta", Family: "sparse24", Op: "sparse24.unreorder_meta", Inputs: "sparse24.random-reordered",
+	t.addCase(Case{Name: "sparse24.unreorder_meta", Family: "sparse24", Op: "sparse24.unreorder_meta", Inputs: "sparse24.random-reordered",
 		Description: "CUTLASS/PyTorch reordered 2:4 metadata (int16) back to row-major"})
-	addInputs(Inputs{Name: "gemv.exact", Seed: 0x65786163,
+	t.addInputs(Inputs{Name: "gemv.exact", Seed: 0x65786163,
 		Description: "w F32 [16,256] and x F32 [256] approximately normal",
 		Make: func(seed uint64) (ops.Tensors, error) {
 			r := NewRNG(seed)
@@ -243,7 +244,8 @@ func init() {
 		for k, v := range p {
 			name = "gemv.exact." + k + "=" + v
 		}
-		addCase(Case{Name: name, Family: "gemv", Op: "gemv.exact", Params: p, Inputs: "gemv.exact",
+		t.addCase(Case{Name: name, Family: "gemv", Op: "gemv.exact", Params: p, Inputs: "gemv.exact",
 			Description: "exact y = W x with its rounding bound, " + name[len("gemv.exact."):]})
 	}
+	return t.inputs, t.cases
 }

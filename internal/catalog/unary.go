@@ -1,4 +1,4 @@
-package golden
+package catalog
 
 import (
 	"fmt"
@@ -9,9 +9,9 @@ import (
 	"github.com/bitexact/bitexact/refimpl/unary"
 )
 
-// UnaryOp names the registered op and parameters that compute conversion
+// unaryOp names the registered op and parameters that compute conversion
 // c on a tensor "x" of float32, or ok=false when no op does.
-func UnaryOp(c unary.Conversion) (op string, p ops.Params, ok bool) {
+func unaryOp(c unary.Conversion) (op string, p ops.Params, ok bool) {
 	switch c.Format {
 	case "e2m1":
 		return "e2m1.encode", ops.Params{"profile": c.Profile}, true
@@ -45,10 +45,13 @@ const unaryRandom = 16384
 // another format's inputs.
 var unarySeed = map[string]uint64{"e2m1": 0, "e4m3": 6, "e5m2": 8, "e8m0": 10, "bf16": 14, "fp16": 16}
 
-func init() {
+// unaryCatalog lists, for every format with a unary conversion, its edge
+// inputs and random inputs, and one case per profile and input set.
+func unaryCatalog() ([]Inputs, []Case) {
+	var t table
 	seen := map[string]bool{}
 	for _, c := range unary.All() {
-		op, params, ok := UnaryOp(c)
+		op, params, ok := unaryOp(c)
 		if !ok {
 			continue
 		}
@@ -59,7 +62,7 @@ func init() {
 				panic("golden: no random seed for unary format " + c.Format) // a new format needs one
 			}
 			conv := c
-			addInputs(Inputs{
+			t.addInputs(Inputs{
 				Name: "edges." + c.Format,
 				Description: fmt.Sprintf("every %s edge class from its decode table: each representable value and its float32 ±1ulp, "+
 					"each midpoint of consecutive magnitudes and its ±1ulp, both signs; overflow ties; ±0; float32 subnormals; ±Inf; "+
@@ -73,13 +76,13 @@ func init() {
 					return ops.Tensors{"x": tensor.FromBits32(tensor.F32, []int{len(b)}, b)}, nil
 				},
 			})
-			addInputs(Inputs{
+			t.addInputs(Inputs{
 				Name: "random." + c.Format,
 				Description: fmt.Sprintf("%d float32 inputs: half approximately normal, scaled to a quarter of the largest %s magnitude, "+
 					"half uniformly random bit patterns (every class)", unaryRandom, c.Format),
 				Seed: 0x5eed0000 + seed,
 				Make: func(seed uint64) (ops.Tensors, error) {
-					mags := Magnitudes(conv)
+					mags := magnitudes(conv)
 					scale := mags[len(mags)-1] / 4
 					r := NewRNG(seed)
 					v := make([]uint32, unaryRandom)
@@ -95,7 +98,7 @@ func init() {
 			})
 		}
 		for _, set := range []string{"edges", "random"} {
-			addCase(Case{
+			t.addCase(Case{
 				Name:        fmt.Sprintf("%s.%s.%s", c.Format, set, c.Profile),
 				Family:      unaryFamily(c.Format),
 				Op:          op,
@@ -105,4 +108,5 @@ func init() {
 			})
 		}
 	}
+	return t.inputs, t.cases
 }

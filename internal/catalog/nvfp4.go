@@ -1,4 +1,4 @@
-package golden
+package catalog
 
 import (
 	"math"
@@ -197,14 +197,17 @@ func nvfp4NonFinite(seed uint64) ops.Tensors {
 	return ops.Tensors{"x": tensor.FromF32([]int{len(v) / nvfp4Cols, nvfp4Cols}, v)}
 }
 
-func init() {
-	addInputs(Inputs{
+// nvfp4EdgeCatalog lists the NVFP4 edge tensors (each with a pinned
+// amax) under every recipe, and in the swizzled layout.
+func nvfp4EdgeCatalog() ([]Inputs, []Case) {
+	var t table
+	t.addInputs(Inputs{
 		Name: "blocks.nvfp4-ties",
 		Description: "x F32 [R,64], its own tensor with amax 2688 (so g = 1): blocks of amax 6*s for E4M3 scales s = {1, 1.125, 1.5, 1.875}*2^k, " +
 			"k = -9..8, holding +-mid*s for every E2M1 midpoint mid (exact ties of x/d) and -0",
 		Make: func(uint64) (ops.Tensors, error) { return nvfp4Ties(), nil },
 	})
-	addInputs(Inputs{
+	t.addInputs(Inputs{
 		Name: "blocks.nvfp4-near-ties",
 		Description: "x F32 [R,64], its own tensor with a seeded amax in [1024, 2048) (g no power of two): 96 blocks whose amax is within 3 ulps of " +
 			"an E4M3 rounding midpoint of t = (b/6)*g, then 160 blocks whose elements are within 3 ulps of mid*(s/g) for E2M1 midpoints mid; " +
@@ -212,14 +215,14 @@ func init() {
 		Seed: 0x6e767469,
 		Make: func(seed uint64) (ops.Tensors, error) { return nvfp4NearTies(seed), nil },
 	})
-	addInputs(Inputs{
+	t.addInputs(Inputs{
 		Name: "blocks.nvfp4-subnormal",
 		Description: "x F32 [R,64], its own tensor with amax 2^-116 (g = 2688*2^116): 63 blocks of float32 subnormals and smallest normals " +
 			"(amax 2^-130..2^-123), which quantize to nonzero codes, so that flushing subnormal inputs (FTZ/DAZ) changes the output",
 		Seed: 0x6e767375,
 		Make: func(seed uint64) (ops.Tensors, error) { return nvfp4Subnormal(seed), nil },
 	})
-	addInputs(Inputs{
+	t.addInputs(Inputs{
 		Name: "blocks.nvfp4-nonfinite",
 		Description: "x F32 [16,64]: seeded normal values times 3, with blocks holding +Inf, -Inf, a NaN, all NaN, Inf and NaN together, " +
 			"-Inf among signed zeros, -NaN beside -0: the tensor amax must skip infinities, each block amax follow its recipe's NaN rule",
@@ -228,12 +231,13 @@ func init() {
 	})
 	for _, in := range []string{"blocks.nvfp4-ties", "blocks.nvfp4-near-ties", "blocks.nvfp4-subnormal", "blocks.nvfp4-nonfinite"} {
 		for _, r := range nvfp4.Recipes() {
-			addCase(Case{Name: "nvfp4." + in + "." + r.Name, Family: "nvfp4", Op: "nvfp4.quantize",
+			t.addCase(Case{Name: "nvfp4." + in + "." + r.Name, Family: "nvfp4", Op: "nvfp4.quantize",
 				Params: ops.Params{"recipe": r.Name}, Inputs: in,
 				Description: "NVFP4 quantize, recipe " + r.Name + ", on an edge tensor with a pinned amax"})
 		}
-		addCase(Case{Name: "nvfp4." + in + ".canonical-swizzled", Family: "nvfp4", Op: "nvfp4.quantize",
+		t.addCase(Case{Name: "nvfp4." + in + ".canonical-swizzled", Family: "nvfp4", Op: "nvfp4.quantize",
 			Params: ops.Params{"swizzle": "1"}, Inputs: in,
 			Description: "NVFP4 quantize, canonical recipe, block scales in the 128x4 swizzled layout, on an edge tensor with a pinned amax"})
 	}
+	return t.inputs, t.cases
 }

@@ -1,4 +1,4 @@
-package golden
+package catalog
 
 import (
 	"fmt"
@@ -29,9 +29,13 @@ const (
 	awqQIC, awqQOC     = 1024, 256      // AWQ quantize/pack (reduced: fp16 weights are 2 bytes each)
 )
 
-// seeded input sets have fixed seeds; changing one changes SuiteVersion.
-func init() {
-	addInputs(Inputs{
+// blocksCatalog lists the block quantizers (NVFP4, MXFP4, llama.cpp
+// MXFP4 and Q8_1, AWQ), 2:4 selection and compression, and the seeded
+// GEMVs. Seeded input sets have fixed seeds; changing one changes
+// golden.SuiteVersion.
+func blocksCatalog() ([]Inputs, []Case) {
+	var t table
+	t.addInputs(Inputs{
 		Name: "matrix.f32",
 		Description: fmt.Sprintf("x F32 [%d,%d]: row r is approximately normal times 2^(r%%21-10) (21 magnitudes from 2^-10 to 2^10), "+
 			"so that blocks of every scale appear; finite only (the NVFP4 per-tensor scale is computed from the whole tensor)", matM, matK),
@@ -46,7 +50,7 @@ func init() {
 			return ops.Tensors{"x": tensor.FromF32([]int{matM, matK}, v)}, nil
 		},
 	})
-	addInputs(Inputs{
+	t.addInputs(Inputs{
 		Name:        "vector.f32",
 		Description: fmt.Sprintf("x F32 [%d] (1-D, for llama.cpp row quantizers): block b of 32 is approximately normal times 2^(b%%25-12)", vecLen),
 		Seed:        0x76656374,
@@ -59,22 +63,22 @@ func init() {
 			return ops.Tensors{"x": tensor.FromF32([]int{vecLen}, v)}, nil
 		},
 	})
-	addInputs(Inputs{
+	t.addInputs(Inputs{
 		Name:        "blocks.edge",
 		Description: "x F32 [R,32]: one crafted block per row (see blockEdgeRows): zeros, -0, subnormals, E2M1 ties at several scales, amax at and around powers of two and at 6*2^k, huge and tiny amax; finite only",
 		Make:        func(uint64) (ops.Tensors, error) { return blockEdges(false, true), nil },
 	})
-	addInputs(Inputs{
+	t.addInputs(Inputs{
 		Name:        "blocks.edge-nonfinite",
 		Description: "x F32 [R,32]: the rows of blocks.edge plus rows holding NaN (both signs), +Inf and -Inf, for per-block quantizers only",
 		Make:        func(uint64) (ops.Tensors, error) { return blockEdges(true, true), nil },
 	})
-	addInputs(Inputs{
+	t.addInputs(Inputs{
 		Name:        "blocks.edge-flat",
 		Description: "x F32 [R*32]: the rows of blocks.edge-nonfinite flattened, for llama.cpp's 1-D row quantizers",
 		Make:        func(uint64) (ops.Tensors, error) { return blockEdges(true, false), nil },
 	})
-	addInputs(Inputs{
+	t.addInputs(Inputs{
 		Name:        "amax.edge",
 		Description: "amax F32 [n]: for k in -140..130, 2^k times {1, 1.5, 3, 4, 6, 7, 8} and their float32 ±1ulp; ±0, float32 subnormals, MaxFloat32, ±Inf, NaN",
 		Make: func(uint64) (ops.Tensors, error) {
@@ -98,13 +102,13 @@ func init() {
 	// the swizzled scale layout once per input set.
 	for _, r := range nvfp4.Recipes() {
 		for _, in := range []string{"matrix.f32", "blocks.edge"} {
-			addCase(Case{Name: fmt.Sprintf("nvfp4.%s.%s", in, r.Name), Family: "nvfp4", Op: "nvfp4.quantize",
+			t.addCase(Case{Name: fmt.Sprintf("nvfp4.%s.%s", in, r.Name), Family: "nvfp4", Op: "nvfp4.quantize",
 				Params: ops.Params{"recipe": r.Name}, Inputs: in,
 				Description: "NVFP4 quantize, recipe " + r.Name})
 		}
 	}
 	for _, in := range []string{"matrix.f32", "blocks.edge"} {
-		addCase(Case{Name: fmt.Sprintf("nvfp4.%s.canonical-swizzled", in), Family: "nvfp4", Op: "nvfp4.quantize",
+		t.addCase(Case{Name: fmt.Sprintf("nvfp4.%s.canonical-swizzled", in), Family: "nvfp4", Op: "nvfp4.quantize",
 			Params: ops.Params{"swizzle": "1"}, Inputs: in,
 			Description: "NVFP4 quantize, canonical recipe, block scales in the 128x4 swizzled layout"})
 	}
@@ -112,17 +116,17 @@ func init() {
 	// MXFP4: every E8M0 scale mode on the matrix; modes x E2M1 profiles on
 	// the edge blocks.
 	for _, m := range e8m0.ScaleModes() {
-		addCase(Case{Name: "mxfp4.matrix.f32." + m.Name, Family: "mxfp4", Op: "mxfp4.quantize",
+		t.addCase(Case{Name: "mxfp4.matrix.f32." + m.Name, Family: "mxfp4", Op: "mxfp4.quantize",
 			Params: ops.Params{"mode": m.Name}, Inputs: "matrix.f32",
 			Description: "MXFP4 quantize, scale mode " + m.Name + ", E2M1 profile nvidia"})
 		for _, p := range fp4.Profiles() {
-			addCase(Case{Name: fmt.Sprintf("mxfp4.blocks.edge-nonfinite.%s.%s", m.Name, p.Name), Family: "mxfp4", Op: "mxfp4.quantize",
+			t.addCase(Case{Name: fmt.Sprintf("mxfp4.blocks.edge-nonfinite.%s.%s", m.Name, p.Name), Family: "mxfp4", Op: "mxfp4.quantize",
 				Params: ops.Params{"mode": m.Name, "profile": p.Name}, Inputs: "blocks.edge-nonfinite",
 				Description: "MXFP4 quantize, scale mode " + m.Name + ", E2M1 profile " + p.Name})
 		}
 	}
 	for _, m := range e8m0.ScaleModes() {
-		addCase(Case{Name: "e8m0.shared_scale." + m.Name, Family: "e8m0", Op: "e8m0.shared_scale",
+		t.addCase(Case{Name: "e8m0.shared_scale." + m.Name, Family: "e8m0", Op: "e8m0.shared_scale",
 			Params: ops.Params{"mode": m.Name}, Inputs: "amax.edge",
 			Description: "MX shared scale from a block amax, mode " + m.Name + ", E2M1 elements"})
 	}
@@ -131,13 +135,13 @@ func init() {
 	for _, in := range []string{"vector.f32", "blocks.edge-flat"} {
 		for _, l2 := range []string{"log2f", "exact"} {
 			for _, cast := range []string{"x86-64", "arm64"} {
-				addCase(Case{Name: fmt.Sprintf("ggml-mxfp4.%s.%s.%s", in, l2, cast), Family: "llama-mxfp4", Op: "ggml.mxfp4.quantize",
+				t.addCase(Case{Name: fmt.Sprintf("ggml-mxfp4.%s.%s.%s", in, l2, cast), Family: "llama-mxfp4", Op: "ggml.mxfp4.quantize",
 					Params: ops.Params{"log2": l2, "cast": cast}, Inputs: in,
 					Description: "llama.cpp quantize_row_mxfp4_ref, log2 " + l2 + ", out-of-range exponent cast as on " + cast})
 			}
 		}
 		for _, s := range []string{"cpu", "arm64", "cuda"} {
-			addCase(Case{Name: fmt.Sprintf("q8_1.%s.%s", in, s), Family: "q8_1", Op: "ggml.q8_1.quantize",
+			t.addCase(Case{Name: fmt.Sprintf("q8_1.%s.%s", in, s), Family: "q8_1", Op: "ggml.q8_1.quantize",
 				Params: ops.Params{"s": s}, Inputs: in,
 				Description: "llama.cpp block_q8_1, s as computed by the " + s + " path"})
 		}
@@ -146,7 +150,7 @@ func init() {
 	// Exact ties of x/d, which rounding-rule bugs need: llama.cpp rounds
 	// them half away from zero, rint would go to even (the CUDA mutant
 	// cuda-q8_1-ties-even survived the random inputs).
-	addInputs(Inputs{
+	t.addInputs(Inputs{
 		Name: "q8_1.ties",
 		Description: "x F32 [1024]: 32 blocks, block b with maximum 127*2^e (e = b%16 - 8, so d = 2^e exactly) and the other " +
 			"elements (k + 1/2)*2^e for k = -127..126 in turn, every x/d an exact half-integer",
@@ -168,13 +172,13 @@ func init() {
 		},
 	})
 	for _, s := range []string{"cpu", "arm64", "cuda"} {
-		addCase(Case{Name: "q8_1.ties." + s, Family: "q8_1", Op: "ggml.q8_1.quantize",
+		t.addCase(Case{Name: "q8_1.ties." + s, Family: "q8_1", Op: "ggml.q8_1.quantize",
 			Params: ops.Params{"s": s}, Inputs: "q8_1.ties",
 			Description: "llama.cpp block_q8_1 on exact x/d ties, s as computed by the " + s + " path"})
 	}
 
 	// AWQ.
-	addInputs(Inputs{
+	t.addInputs(Inputs{
 		Name:        "awq.weights",
 		Description: fmt.Sprintf("w F16 [%d,%d]: approximately normal times 0.05, with group 3 of every column all zero and one outlier (x40) per 128x1 group", awqQIC, awqQOC),
 		Seed:        0x61777177,
@@ -197,14 +201,14 @@ func init() {
 	})
 	for _, q := range awq.Quantizers() {
 		for _, g := range []int{128, 64} {
-			addCase(Case{Name: fmt.Sprintf("awq.quantize.%s.g%d", q.Name, g), Family: "awq", Op: "awq.quantize",
+			t.addCase(Case{Name: fmt.Sprintf("awq.quantize.%s.g%d", q.Name, g), Family: "awq", Op: "awq.quantize",
 				Params: ops.Params{"quantizer": q.Name, "group": fmt.Sprint(g)}, Inputs: "awq.weights",
 				Description: fmt.Sprintf("AWQ quantize (vLLM GEMM layout), quantizer %s, group %d", q.Name, g)})
 		}
 	}
 	// Exact ties of w/s (the CUDA mutant cuda-awq-reciprocal-ties, a
 	// w*(1/s) quantizer without the tie check, survived the random weights).
-	addInputs(Inputs{
+	t.addInputs(Inputs{
 		Name: "awq.ties",
 		Description: "w F16 [256,64], group 128: in each group and column the maximum is 7s for an fp16 scale s whose " +
 			"significand is not a power of two (so 1/s is inexact), and the other rows are (k + 1/2)s, k = -7..6 in turn: " +
@@ -237,14 +241,14 @@ func init() {
 		},
 	})
 	for _, q := range awq.Quantizers() {
-		addCase(Case{Name: fmt.Sprintf("awq.quantize.%s.ties", q.Name), Family: "awq", Op: "awq.quantize",
+		t.addCase(Case{Name: fmt.Sprintf("awq.quantize.%s.ties", q.Name), Family: "awq", Op: "awq.quantize",
 			Params: ops.Params{"quantizer": q.Name, "group": "128"}, Inputs: "awq.ties",
 			Description: fmt.Sprintf("AWQ quantize (vLLM GEMM layout), quantizer %s, group 128, on exact w/s ties", q.Name)})
 	}
 	// Groups whose fp16 range rounds to 65504 (scale 4368 = 0x6C44), where
 	// AutoAWQ's repack overflows fp16 (15 * 4368 = 65520 -> Inf) and the
 	// packed word depends on the platform's float-to-int cast.
-	addInputs(Inputs{
+	t.addInputs(Inputs{
 		Name: "awq.near-overflow",
 		Description: "w F16 [256,64], group 128: column type (c + 3g) % 8 of each group and column: " +
 			"0: -65504..0, 1: 0..65504, 2: -64000..1504, 3: -1504..64000, 4: -32752..32752 (z = 8 and u = 15: 65520), " +
@@ -284,11 +288,11 @@ func init() {
 		},
 	})
 	for _, q := range awq.Quantizers() {
-		addCase(Case{Name: fmt.Sprintf("awq.quantize.%s.near-overflow", q.Name), Family: "awq", Op: "awq.quantize",
+		t.addCase(Case{Name: fmt.Sprintf("awq.quantize.%s.near-overflow", q.Name), Family: "awq", Op: "awq.quantize",
 			Params: ops.Params{"quantizer": q.Name, "group": "128"}, Inputs: "awq.near-overflow",
 			Description: fmt.Sprintf("AWQ quantize (vLLM GEMM layout), quantizer %s, group 128, on groups whose fp16 range rounds to 65504", q.Name)})
 	}
-	addInputs(Inputs{
+	t.addInputs(Inputs{
 		Name:        "awq.nibbles",
 		Description: fmt.Sprintf("q U8 [%d,%d] and zeros U8 [%d,%d]: uniformly random 4-bit values (q: every nibble in every lane position; zeros: 1..15, since gptq-v1 stores z-1 and cannot hold 0)", awqQIC, awqQOC, awqQIC/128, awqQOC),
 		Seed:        0x6e69626c,
@@ -305,7 +309,7 @@ func init() {
 			return ops.Tensors{"q": tensor.FromU8([]int{awqQIC, awqQOC}, q), "zeros": tensor.FromU8([]int{awqQIC / 128, awqQOC}, z)}, nil
 		},
 	})
-	addInputs(Inputs{
+	t.addInputs(Inputs{
 		Name:        "awq.nibbles-q",
 		Description: "q U8 [256,256]: uniformly random 4-bit values, no zero points (for layouts with an implicit zero point)",
 		Seed:        0x6e696271,
@@ -323,13 +327,13 @@ func init() {
 		if l.Name == awq.CompressedTensors.Name {
 			in, what = "awq.nibbles-q", "weights (implicit zero point 8)"
 		}
-		addCase(Case{Name: "awq.pack." + l.Name, Family: "awq", Op: "awq.pack",
+		t.addCase(Case{Name: "awq.pack." + l.Name, Family: "awq", Op: "awq.pack",
 			Params: ops.Params{"layout": l.Name}, Inputs: in,
 			Description: "int4 packing of " + what + ", layout " + l.Name})
 	}
 
 	// 2:4 sparsity: every one of the 16^4 groups of four E2M1 codes.
-	addInputs(Inputs{
+	t.addInputs(Inputs{
 		Name:        "sparse24.all-groups",
 		Description: "codes U8 [256,1024] (one E2M1 code per byte): group g of row r (4 codes) is pattern p = 256r+g, code j = (p >> 4j) & 15, so all 65536 groups of four codes appear once",
 		Make: func(uint64) (ops.Tensors, error) {
@@ -344,21 +348,21 @@ func init() {
 			return ops.Tensors{"codes": t}, nil
 		},
 	})
-	addCase(Case{Name: "e2m1.pack.all-groups", Family: "e2m1", Op: "e2m1.pack", Inputs: "sparse24.all-groups",
+	t.addCase(Case{Name: "e2m1.pack.all-groups", Family: "e2m1", Op: "e2m1.pack", Inputs: "sparse24.all-groups",
 		Description: "two E2M1 codes per byte, element 2i in the low nibble, over every sequence of four codes"})
 	for _, tr := range sparse24.TieRules() {
-		addCase(Case{Name: "sparse24.select." + tr.Name, Family: "sparse24", Op: "sparse24.select",
+		t.addCase(Case{Name: "sparse24.select." + tr.Name, Family: "sparse24", Op: "sparse24.select",
 			Params: ops.Params{"tie": tr.Name}, Inputs: "sparse24.all-groups",
 			Description: "2:4 selection of every group of four codes, tie rule " + tr.Name})
 		for _, l := range []string{"rowmajor", "transposed"} {
-			addCase(Case{Name: fmt.Sprintf("sparse24.compress.%s.%s", tr.Name, l), Family: "sparse24", Op: "sparse24.compress",
+			t.addCase(Case{Name: fmt.Sprintf("sparse24.compress.%s.%s", tr.Name, l), Family: "sparse24", Op: "sparse24.compress",
 				Params: ops.Params{"tie": tr.Name, "layout": l}, Inputs: "sparse24.all-groups",
 				Description: "2:4 compression of every group of four codes, tie rule " + tr.Name + ", layout " + l})
 		}
 	}
 
 	// GEMVs.
-	addInputs(Inputs{
+	t.addInputs(Inputs{
 		Name: "gemv.mxfp4_q8_1",
 		Description: fmt.Sprintf("w U8 [%d,%d,17] block_mxfp4 (e uniform in 121..129, random nibbles) and act U8 [%d,36] block_q8_1 "+
 			"(d = fp16 of 2^-10..2^-6, qs uniform in -127..127, s = fp16(d * sum qs)); N=%d, K=%d (reduced from 11776x4096)", mmvqN, mmvqK/32, mmvqK/32, mmvqN, mmvqK),
@@ -388,11 +392,11 @@ func init() {
 		},
 	})
 	for _, s := range []string{"mmvq", "mmvq-nofma", "seq", "seq-fma", "warp32", "tree64"} {
-		addCase(Case{Name: "gemv.mxfp4_q8_1." + s, Family: "gemv", Op: "gemv.mxfp4_q8_1",
+		t.addCase(Case{Name: "gemv.mxfp4_q8_1." + s, Family: "gemv", Op: "gemv.mxfp4_q8_1",
 			Params: ops.Params{"schedule": s}, Inputs: "gemv.mxfp4_q8_1",
 			Description: "llama.cpp MXFP4 x Q8_1 GEMV, schedule " + s})
 	}
-	addInputs(Inputs{
+	t.addInputs(Inputs{
 		Name: "gemv.sparse_fp4",
 		Description: fmt.Sprintf("E=%d experts, K=%d, N=%d (reduced from 512), A=%d active rows: comp U8 [E,K/4,N] random nibble pairs, "+
 			"meta U8 [E,K/8,N] random valid index pairs, scales E4M3 [E,K/16,N] uniform in 0x28..0x57 except code 0x7F at expert 9, "+
@@ -435,14 +439,14 @@ func init() {
 		},
 	})
 	for _, s := range []string{"sparse-v7", "sparse-v7-nofma"} {
-		addCase(Case{Name: "gemv.sparse_fp4." + s, Family: "gemv", Op: "gemv.sparse_fp4",
+		t.addCase(Case{Name: "gemv.sparse_fp4." + s, Family: "gemv", Op: "gemv.sparse_fp4",
 			Params: ops.Params{"schedule": s}, Inputs: "gemv.sparse_fp4",
 			Description: "2:4-sparse NVFP4 MoE GEMV (dgx-vllm v7 layout), schedule " + s + ", E4M3 scales decoded as e4m3fn"})
 	}
-	addCase(Case{Name: "gemv.sparse_fp4.sparse-v7.dgx_lut", Family: "gemv", Op: "gemv.sparse_fp4",
+	t.addCase(Case{Name: "gemv.sparse_fp4.sparse-v7.dgx_lut", Family: "gemv", Op: "gemv.sparse_fp4",
 		Params: ops.Params{"schedule": "sparse-v7", "scale_decode": "dgx_lut"}, Inputs: "gemv.sparse_fp4",
 		Description: "2:4-sparse NVFP4 MoE GEMV, schedule sparse-v7, E4M3 scales decoded by the dgx-vllm host table (0x7F = 480)"})
-	addInputs(Inputs{
+	t.addInputs(Inputs{
 		Name: "gemv.awq",
 		Description: fmt.Sprintf("IC=%d, OC=%d, G=%d: qweight I32 [IC,OC/8] and qzeros I32 [IC/G,OC/8] uniformly random words, "+
 			"scales F16 [IC/G,OC] = fp16 of 2^-9..2^-5, x F16 [IC] approximately normal", awqIC, awqOC, awqG),
@@ -474,10 +478,11 @@ func init() {
 		},
 	})
 	for _, s := range []string{"seq-f16out", "seq", "seq-fma", "warp32", "tree64"} {
-		addCase(Case{Name: "gemv.awq." + s, Family: "gemv", Op: "gemv.awq",
+		t.addCase(Case{Name: "gemv.awq." + s, Family: "gemv", Op: "gemv.awq",
 			Params: ops.Params{"schedule": s, "group": fmt.Sprint(awqG)}, Inputs: "gemv.awq",
 			Description: "AWQ W4A16 GEMV, schedule " + s})
 	}
+	return t.inputs, t.cases
 }
 
 // blockEdgeRows builds the crafted 32-element blocks: each is a function

@@ -1,9 +1,17 @@
-package golden
+// Package stfile reads and writes the safetensors files of golden sets,
+// exports and results directories: deterministic bytes on write (a file
+// regenerates byte-identically), and on read a strict parser that refuses
+// every malformation with an error naming the file, never a panic.
+//
+// safetensors has no dtype for FP4, FP8 scales stored as bytes, E8M0 or
+// llama.cpp blocks, so such tensors are stored as U8 and their logical
+// format travels in __metadata__ under LogicalKeyPrefix+name; Encode and
+// Decode move it to and from tensor.Tensor.Logical.
+package stfile
 
 import (
 	"errors"
 	"fmt"
-	"sort"
 	"strings"
 
 	"github.com/nlpodyssey/safetensors"
@@ -20,12 +28,12 @@ import (
 // see ordinary uint8 arrays plus a string they can check.
 const LogicalKeyPrefix = "logical."
 
-// EncodeSafetensors serialises named tensors and extra metadata. The bytes
-// depend only on the arguments: the header is a JSON object with sorted keys
+// Encode serialises named tensors and extra metadata. The bytes depend
+// only on the arguments: the header is a JSON object with sorted keys
 // (encoding/json sorts map keys), tensors are laid out by descending dtype
 // alignment then name (the library's rule), and nothing else (no time, no
 // host) enters, so regenerating a file is byte-identical.
-func EncodeSafetensors(ts ops.Tensors, meta map[string]string) ([]byte, error) {
+func Encode(ts ops.Tensors, meta map[string]string) ([]byte, error) {
 	md := make(map[string]string, len(meta)+len(ts))
 	for k, v := range meta {
 		if strings.HasPrefix(k, LogicalKeyPrefix) {
@@ -74,15 +82,14 @@ func (v view) Shape() []uint64          { return v.shape }
 func (v view) Data() []byte             { return v.data }
 func (v view) DataLen() uint64          { return uint64(len(v.data)) }
 
-// DecodeSafetensors parses a safetensors file into tensors (copies of the
-// bytes) and its non-logical metadata. file names the file in errors. Any
-// malformation (short or oversized header, bad JSON, a tensor name or
-// metadata key given twice, offsets that do not tile the data, a dtype
-// bitexact does not use, a logical-format key for a missing tensor) is an
-// error naming the file and, where there is one, the tensor. It never
-// panics, and recovers from no panic: FuzzDecodeSafetensors holds it to
-// that.
-func DecodeSafetensors(file string, b []byte) (ts ops.Tensors, meta map[string]string, err error) {
+// Decode parses a safetensors file into tensors (copies of the bytes) and
+// its non-logical metadata. file names the file in errors. Any malformation
+// (short or oversized header, bad JSON, a tensor name or metadata key given
+// twice, offsets that do not tile the data, a dtype bitexact does not use,
+// a logical-format key for a missing tensor) is an error naming the file
+// and, where there is one, the tensor. It never panics, and recovers from
+// no panic: FuzzDecode holds it to that.
+func Decode(file string, b []byte) (ts ops.Tensors, meta map[string]string, err error) {
 	if len(b) < 8 {
 		return nil, nil, fmt.Errorf("%s: truncated safetensors: %d bytes, the header length alone takes 8", file, len(b))
 	}
@@ -145,14 +152,4 @@ func DecodeSafetensors(file string, b []byte) (ts ops.Tensors, meta map[string]s
 		ts[name] = t
 	}
 	return ts, meta, nil
-}
-
-// sortedNames returns the tensor names in sorted order.
-func sortedNames(ts ops.Tensors) []string {
-	n := make([]string, 0, len(ts))
-	for k := range ts {
-		n = append(n, k)
-	}
-	sort.Strings(n)
-	return n
 }

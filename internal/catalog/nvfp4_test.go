@@ -1,4 +1,4 @@
-package golden
+package catalog
 
 import (
 	"math"
@@ -13,7 +13,7 @@ var nvfp4EdgeSets = []string{"blocks.nvfp4-ties", "blocks.nvfp4-near-ties", "blo
 
 func nvfp4EdgeInputs(t *testing.T) map[string]ops.Tensors {
 	t.Helper()
-	ins, _ := Catalog()
+	ins, _ := Registered()
 	out := map[string]ops.Tensors{}
 	for _, in := range ins {
 		for _, n := range nvfp4EdgeSets {

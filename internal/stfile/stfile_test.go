@@ -1,8 +1,9 @@
-package golden
+package stfile
 
 import (
 	"bytes"
 	"encoding/binary"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -20,13 +21,13 @@ func sampleTensors() ops.Tensors {
 	}
 }
 
-func TestSafetensorsRoundTrip(t *testing.T) {
+func TestRoundTrip(t *testing.T) {
 	ts := sampleTensors()
-	b, err := EncodeSafetensors(ts, map[string]string{"k": "v"})
+	b, err := Encode(ts, map[string]string{"k": "v"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	b2, _ := EncodeSafetensors(sampleTensors(), map[string]string{"k": "v"})
+	b2, _ := Encode(sampleTensors(), map[string]string{"k": "v"})
 	if !bytes.Equal(b, b2) {
 		t.Fatal("two encodings of the same tensors differ")
 	}
@@ -39,19 +40,24 @@ func TestSafetensorsRoundTrip(t *testing.T) {
 			t.Errorf("header %s lacks %s", hdr, want)
 		}
 	}
-	got, meta, err := DecodeSafetensors("f.safetensors", b)
+	got, meta, err := Decode("f.safetensors", b)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if meta["k"] != "v" || len(meta) != 1 {
 		t.Errorf("metadata = %v, want map[k:v]", meta)
 	}
-	if d := DiffTensors(ts, got); len(d) > 0 {
-		t.Errorf("round trip differs: %+v", d)
+	if len(got) != len(ts) {
+		t.Errorf("round trip: %d tensors, want %d", len(got), len(ts))
+	}
+	for n, x := range ts {
+		if !x.Equal(got[n]) {
+			t.Errorf("round trip: tensor %q = %+v, want %+v", n, got[n], x)
+		}
 	}
 }
 
-func TestEncodeSafetensorsErrors(t *testing.T) {
+func TestEncodeErrors(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		ts   ops.Tensors
@@ -63,7 +69,7 @@ func TestEncodeSafetensorsErrors(t *testing.T) {
 		{"reserved name", ops.Tensors{"__metadata__": tensor.FromU8([]int{1}, []uint8{1})}, nil, `reserved`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := EncodeSafetensors(tc.ts, tc.meta)
+			_, err := Encode(tc.ts, tc.meta)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("error = %v, want it to contain %q", err, tc.want)
 			}
@@ -76,8 +82,8 @@ func header(h string) []byte {
 	return append(b, h...)
 }
 
-func TestDecodeSafetensorsMalformed(t *testing.T) {
-	good, err := EncodeSafetensors(sampleTensors(), nil)
+func TestDecodeMalformed(t *testing.T) {
+	good, err := Encode(sampleTensors(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +113,7 @@ func TestDecodeSafetensorsMalformed(t *testing.T) {
 		{"non-string metadata", header(`{"__metadata__":{"k":1}}`), `__metadata__ "k"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, _, err := DecodeSafetensors("f.st", tc.b)
+			_, _, err := Decode("f.st", tc.b)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("error = %v, want it to contain %q", err, tc.want)
 			}
@@ -117,25 +123,25 @@ func TestDecodeSafetensorsMalformed(t *testing.T) {
 
 // Every truncation and every single-byte corruption of a valid file either
 // decodes or fails with an error naming the file: never a panic.
-func TestDecodeSafetensorsFuzzish(t *testing.T) {
-	good, err := EncodeSafetensors(sampleTensors(), map[string]string{"k": "v"})
+func TestDecodeFuzzish(t *testing.T) {
+	good, err := Encode(sampleTensors(), map[string]string{"k": "v"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	check := func(b []byte, what string) {
 		t.Helper()
-		_, _, err := DecodeSafetensors("g.st", b)
+		_, _, err := Decode("g.st", b)
 		if err != nil && !strings.HasPrefix(err.Error(), "g.st") {
 			t.Fatalf("%s: error %q does not name the file", what, err)
 		}
 	}
 	for n := 0; n < len(good); n++ {
-		if _, _, err := DecodeSafetensors("g.st", good[:n]); err == nil {
+		if _, _, err := Decode("g.st", good[:n]); err == nil {
 			t.Fatalf("truncation to %d of %d bytes decoded without error", n, len(good))
 		}
 		check(good[:n], "truncation")
 	}
-	r := NewRNG(1)
+	r := rand.New(rand.NewPCG(1, 2))
 	for i := 0; i < len(good); i++ {
 		for _, v := range []byte{0, 0xff, byte(r.Uint32()), good[i] ^ 1} {
 			b := append([]byte{}, good...)
@@ -145,28 +151,28 @@ func TestDecodeSafetensorsFuzzish(t *testing.T) {
 	}
 }
 
-// FuzzDecodeSafetensors: any input decodes or fails with an error naming
-// the file, never panics (DecodeSafetensors recovers nothing, so a panic
+// FuzzDecode: any input decodes or fails with an error naming
+// the file, never panics (Decode recovers nothing, so a panic
 // fails the target), and what decodes re-encodes to a file that decodes
 // to the same tensors.
-func FuzzDecodeSafetensors(f *testing.F) {
-	good, _ := EncodeSafetensors(sampleTensors(), map[string]string{"k": "v"})
+func FuzzDecode(f *testing.F) {
+	good, _ := Encode(sampleTensors(), map[string]string{"k": "v"})
 	f.Add(good)
 	f.Add(header(`{"a":{"dtype":"U8","shape":[1],"data_offsets":[0,1]}}`))
 	f.Add(append(header(`{"a":{"dtype":"U8","shape":[1],"data_offsets":[0,1]},"a":{"dtype":"U8","shape":[1],"data_offsets":[0,1]}}`), 7))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		ts, meta, err := DecodeSafetensors("z.st", b)
+		ts, meta, err := Decode("z.st", b)
 		if err != nil {
 			if !strings.HasPrefix(err.Error(), "z.st") {
 				t.Fatalf("error %q does not name the file", err)
 			}
 			return
 		}
-		re, err := EncodeSafetensors(ts, meta)
+		re, err := Encode(ts, meta)
 		if err != nil {
 			return // e.g. a non-logical metadata key with the reserved prefix cannot occur; names the encoder reserves can
 		}
-		ts2, _, err := DecodeSafetensors("z.st", re)
+		ts2, _, err := Decode("z.st", re)
 		if err != nil {
 			t.Fatalf("re-encoded file does not decode: %v", err)
 		}
@@ -175,7 +181,7 @@ func FuzzDecodeSafetensors(f *testing.F) {
 		}
 		for n, x := range ts {
 			y := ts2[n]
-			if x.DType != y.DType || !sameShape(x.Shape, y.Shape) || !bytes.Equal(x.Data, y.Data) || x.Logical != y.Logical {
+			if x.DType != y.DType || !x.Equal(y) {
 				t.Fatalf("tensor %q changed in a round trip", n)
 			}
 		}

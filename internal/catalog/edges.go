@@ -1,4 +1,4 @@
-package golden
+package catalog
 
 import (
 	"math"
@@ -28,9 +28,9 @@ type Edge struct {
 	Bits  uint32 // the float32 input's bit pattern
 }
 
-// Magnitudes returns the distinct finite non-negative values of c's codes,
+// magnitudes returns the distinct finite non-negative values of c's codes,
 // ascending (+0 included when the format has it).
-func Magnitudes(c unary.Conversion) []float32 {
+func magnitudes(c unary.Conversion) []float32 {
 	seen := map[uint32]bool{}
 	var v []float32
 	for code := uint32(0); code < 1<<c.Bits; code++ {
@@ -79,7 +79,7 @@ func Edges(c unary.Conversion) []Edge {
 		x := float32(f)
 		return x, float64(x) == f && !math.IsInf(float64(x), 0)
 	}
-	mags := Magnitudes(c)
+	mags := magnitudes(c)
 	for i, a := range mags {
 		add(ClassValue, a)
 		if c.Bits <= 8 {

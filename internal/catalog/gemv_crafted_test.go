@@ -1,4 +1,4 @@
-package golden
+package catalog
 
 import (
 	"bytes"
@@ -17,7 +17,7 @@ import (
 // elements, and all must be finite. min is about three quarters of the
 // outputs; the counts at the time of writing are in the comments.
 func TestGEMVCasesDiscriminate(t *testing.T) {
-	ins, _ := Catalog()
+	ins, _ := Registered()
 	byName := map[string]Inputs{}
 	for _, in := range ins {
 		byName[in.Name] = in
@@ -80,7 +80,7 @@ func TestGEMVCasesDiscriminate(t *testing.T) {
 // fused/unfused pair; if it ever fails, the op's products are no longer
 // exact and the crafted set needs a fused case.
 func TestGEMVAWQFusionIrrelevant(t *testing.T) {
-	ins, _ := Catalog()
+	ins, _ := Registered()
 	for _, in := range ins {
 		if in.Name != "gemv.awq.crafted" {
 			continue

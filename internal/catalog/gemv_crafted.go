@@ -1,4 +1,4 @@
-package golden
+package catalog
 
 import (
 	"fmt"
@@ -10,9 +10,10 @@ import (
 	"github.com/bitexact/bitexact/refimpl/tensor"
 )
 
-// Crafted GEMV inputs. The seeded GEMV sets above have well-conditioned
-// sums, on which fused and unfused schedules (and most reduction orders)
-// round to the same outputs, so those cases cannot tell the kernels apart.
+// Crafted GEMV inputs. The seeded GEMV sets of blocksCatalog have
+// well-conditioned sums, on which fused and unfused schedules (and most
+// reduction orders) round to the same outputs, so those cases cannot tell
+// the kernels apart.
 // These sets are built so that they do: each output is a sum of large
 // equal-and-opposite contributions plus small residues. An exact
 // cancellation a*b - a*b leaves the rounding error of a*b under a fused
@@ -39,8 +40,11 @@ func fp16Full(r *RNG, exp int) uint16 {
 	return half.EncodeFP16(v)
 }
 
-func init() {
-	addInputs(Inputs{
+// gemvCraftedCatalog lists the crafted GEMV input sets (see the constants
+// above) and their cases, one per declared schedule.
+func gemvCraftedCatalog() ([]Inputs, []Case) {
+	var t table
+	t.addInputs(Inputs{
 		Name: "gemv.mxfp4_q8_1.crafted",
 		Description: fmt.Sprintf("discriminates fused from unfused d*sumi and mmvq's lane order from a sequential one: N=%d, K=%d. "+
 			"act block b+64 repeats block b (d = fp16 in 2^-7..2^-6 with an odd 10-bit mantissa, qs odd with |qs| in 65..127); "+
@@ -108,12 +112,12 @@ func init() {
 		},
 	})
 	for _, s := range []string{"mmvq", "mmvq-nofma", "seq"} {
-		addCase(Case{Name: "gemv.mxfp4_q8_1.crafted." + s, Family: "gemv", Op: "gemv.mxfp4_q8_1",
+		t.addCase(Case{Name: "gemv.mxfp4_q8_1.crafted." + s, Family: "gemv", Op: "gemv.mxfp4_q8_1",
 			Params: ops.Params{"schedule": s}, Inputs: "gemv.mxfp4_q8_1.crafted",
 			Description: "llama.cpp MXFP4 x Q8_1 GEMV on cancelling block pairs (fused/unfused and order discriminating), schedule " + s})
 	}
 
-	addInputs(Inputs{
+	t.addInputs(Inputs{
 		Name: "gemv.sparse_fp4.crafted",
 		Description: fmt.Sprintf("discriminates fused from unfused sum*scale and strided4 from sequential tile reduction: E=%d, A=%d, K=%d (8 tiles of 64), N=%d, "+
 			"experts [1, 0], global = 2^-4 * (1 + 23 random bits), scales E4M3 in 0x30..0x3F. "+
@@ -198,12 +202,12 @@ func init() {
 		},
 	})
 	for _, s := range []string{"sparse-v7", "sparse-v7-nofma", "sparse-v7-seq"} {
-		addCase(Case{Name: "gemv.sparse_fp4.crafted." + s, Family: "gemv", Op: "gemv.sparse_fp4",
+		t.addCase(Case{Name: "gemv.sparse_fp4.crafted." + s, Family: "gemv", Op: "gemv.sparse_fp4",
 			Params: ops.Params{"schedule": s}, Inputs: "gemv.sparse_fp4.crafted",
 			Description: "2:4-sparse NVFP4 MoE GEMV on cancelling groups and tiles (fused/unfused and tile-order discriminating), schedule " + s + ", E4M3 scales decoded as e4m3fn"})
 	}
 
-	addInputs(Inputs{
+	t.addInputs(Inputs{
 		Name: "gemv.awq.crafted",
 		Description: fmt.Sprintf("discriminates summation orders (and fp16 from fp32 output): IC=%d, OC=%d, G=%d; x F16 [IC] = ±(1 + odd 10-bit mantissa) * 2^e with e uniform in -10..13, "+
 			"x[ic+512] = -x[ic] for ic%%4 != 3; qweight uniformly random words, qzeros 8 for every nibble, scales F16 with odd 10-bit mantissas in 2^-4..2^-1, "+
@@ -258,8 +262,9 @@ func init() {
 		},
 	})
 	for _, s := range []string{"seq-f16out", "seq", "warp32", "tree64"} {
-		addCase(Case{Name: "gemv.awq.crafted." + s, Family: "gemv", Op: "gemv.awq",
+		t.addCase(Case{Name: "gemv.awq.crafted." + s, Family: "gemv", Op: "gemv.awq",
 			Params: ops.Params{"schedule": s, "group": fmt.Sprint(crAwG)}, Inputs: "gemv.awq.crafted",
 			Description: "AWQ W4A16 GEMV on cancelling products (order discriminating), schedule " + s})
 	}
+	return t.inputs, t.cases
 }
