@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/bitexact/bitexact/golden/exhaustive"
 	"github.com/bitexact/bitexact/refimpl/ops"
 )
 
@@ -38,8 +39,8 @@ type Ranger interface {
 	Range(ctx context.Context, k Kernel, start uint32, out []byte) error
 }
 
-// ErrNoKernel is the error of a case that no kernel claims (Claimed).
-var ErrNoKernel = errors.New("no kernel claims this case")
+// errNoKernel is claimed.Run's error for a case no kernel claims.
+var errNoKernel = errors.New("no kernel claims this case")
 
 // Engine runs reference operations on the kernels of a backend that
 // claim them. It is a golden.Engine (golden.Check certifies it case by
@@ -67,7 +68,7 @@ func (e Engine) KernelFor(op string, p ops.Params) (Kernel, bool) {
 
 // Lookup finds a kernel by name.
 func (e Engine) Lookup(name string) (Kernel, error) {
-	k, err := Lookup(e.Backend.Kernels(), name)
+	k, err := lookup(e.Backend.Kernels(), name)
 	if err != nil {
 		return k, fmt.Errorf("%s: %w", e.Backend.Name(), err)
 	}
@@ -117,18 +118,19 @@ func (e Engine) Unary(ctx context.Context, conv string, start uint32, out []byte
 	return fmt.Errorf("%s: no kernel implements conversion %s", e.Backend.Name(), conv)
 }
 
-// KernelUnary is an exhaustive.Unary that runs k's range form whatever
-// conversion it is asked for, to hold k to a profile it does not claim.
-func (e Engine) KernelUnary(k Kernel) KernelUnary { return KernelUnary{e, k} }
+// KernelUnary is an exhaustive.Unary that runs k's range form (Ranger)
+// whatever conversion it is asked for, to hold k to a profile it does not
+// claim.
+func (e Engine) KernelUnary(k Kernel) exhaustive.Unary { return kernelUnary{e, k} }
 
-// KernelUnary runs one kernel's range form (Engine.KernelUnary).
-type KernelUnary struct {
+// kernelUnary runs one kernel's range form (Engine.KernelUnary).
+type kernelUnary struct {
 	e Engine
 	k Kernel
 }
 
 // Unary ignores conv and runs the kernel.
-func (u KernelUnary) Unary(ctx context.Context, conv string, start uint32, out []byte) error {
+func (u kernelUnary) Unary(ctx context.Context, conv string, start uint32, out []byte) error {
 	r, ok := u.e.Backend.(Ranger)
 	if !ok {
 		return fmt.Errorf("%s: kernel %s has no range form", u.e.Backend.Name(), u.k.Name)
@@ -139,23 +141,23 @@ func (u KernelUnary) Unary(ctx context.Context, conv string, start uint32, out [
 	return r.Range(ctx, u.k, start, out)
 }
 
-// Claimed is the engine restricted to the cases a kernel claims: it runs
-// those and answers ErrNoKernel for the others, and adds up each kernel's
+// claimed is the engine restricted to the cases a kernel claims: it runs
+// those and answers errNoKernel for the others, and adds up each kernel's
 // time. Golden runs the golden set through it.
-type Claimed struct {
+type claimed struct {
 	Engine
 	mu   sync.Mutex
 	secs map[string]float64
 }
 
-// NewClaimed returns e restricted to the cases a kernel claims.
-func NewClaimed(e Engine) *Claimed { return &Claimed{Engine: e, secs: map[string]float64{}} }
+// newClaimed returns e restricted to the cases a kernel claims.
+func newClaimed(e Engine) *claimed { return &claimed{Engine: e, secs: map[string]float64{}} }
 
 // Run runs a claimed case.
-func (c *Claimed) Run(ctx context.Context, op string, p ops.Params, in ops.Tensors) (ops.Tensors, error) {
+func (c *claimed) Run(ctx context.Context, op string, p ops.Params, in ops.Tensors) (ops.Tensors, error) {
 	k, ok := c.KernelFor(op, p)
 	if !ok || c.Loaded(k) != nil {
-		return nil, ErrNoKernel
+		return nil, errNoKernel
 	}
 	t0 := time.Now()
 	out, err := c.Backend.Launch(ctx, k, p, in)
@@ -166,7 +168,7 @@ func (c *Claimed) Run(ctx context.Context, op string, p ops.Params, in ops.Tenso
 }
 
 // Seconds is the time spent in kernel name so far.
-func (c *Claimed) Seconds(name string) float64 {
+func (c *claimed) Seconds(name string) float64 {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.secs[name]

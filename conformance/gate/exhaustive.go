@@ -12,13 +12,13 @@ import (
 	"github.com/bitexact/bitexact/refimpl/unary"
 )
 
-// HostReference is the host reference of the exhaustive sweeps: the
+// hostReference is the host reference of the exhaustive sweeps: the
 // refimpl/unary conversion itself (what golden.Native runs), as an
 // exhaustive.Unary.
-type HostReference struct{}
+type hostReference struct{}
 
 // Unary computes conv's codes of the inputs start, start+1, ...
-func (HostReference) Unary(ctx context.Context, conv string, start uint32, out []byte) error {
+func (hostReference) Unary(ctx context.Context, conv string, start uint32, out []byte) error {
 	c, err := unary.Lookup(conv)
 	if err != nil {
 		return err
@@ -34,7 +34,7 @@ func ReferenceDigest(ctx context.Context, conv string, workers int) (d *exhausti
 	if d, err := exhaustive.Committed(conv); err == nil {
 		return d, "committed Merkle digest golden/exhaustive/digests/" + exhaustive.FileName(conv), nil
 	}
-	d, err = exhaustive.Compute(ctx, HostReference{}, conv, workers, nil)
+	d, err = exhaustive.Compute(ctx, hostReference{}, conv, workers, nil)
 	if err != nil {
 		return nil, "", err
 	}
@@ -63,7 +63,7 @@ func Exhaustive(ctx context.Context, e Engine, k Kernel, workers int) (certifica
 		v.Result, v.Detail = certificate.Fail, err.Error()
 		var mm *exhaustive.Mismatch
 		if errors.As(err, &mm) {
-			if diff, lerr := exhaustive.Localize(ctx, HostReference{}, e.KernelUnary(k), k.Conversion, mm.Chunks[0]); lerr == nil && diff != nil {
+			if diff, lerr := exhaustive.Localize(ctx, hostReference{}, e.KernelUnary(k), k.Conversion, mm.Chunks[0]); lerr == nil && diff != nil {
 				v.Detail += "; " + diff.Error()
 			}
 		}
@@ -128,7 +128,7 @@ func Profiles(ctx context.Context, u exhaustive.Unary, format string, sample, wo
 		}
 		e.Conforms = e.Differing == 0
 		if first >= 0 {
-			diff, err := exhaustive.Localize(ctx, HostReference{}, u, c.Name, first)
+			diff, err := exhaustive.Localize(ctx, hostReference{}, u, c.Name, first)
 			if err != nil {
 				return nil, err
 			}

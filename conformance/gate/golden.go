@@ -17,7 +17,7 @@ type GoldenRun struct {
 	// Verdicts has one verdict per kernel that claims a case, in the
 	// order of the kernels' first cases.
 	Verdicts []certificate.Verdict
-	// Failures has one line per failing case (Describe).
+	// Failures has one line per failing case (describe).
 	Failures []string
 	// Claimed counts the cases a kernel claims, of Cases in the set.
 	Claimed, Cases int
@@ -27,7 +27,7 @@ type GoldenRun struct {
 // can run), compares every output bit for bit and returns one verdict per
 // kernel. workers bounds the cases run at once (golden.Options).
 func Golden(ctx context.Context, e Engine, s *golden.Set, workers int) (*GoldenRun, error) {
-	cl := NewClaimed(e)
+	cl := newClaimed(e)
 	res, err := golden.Check(ctx, cl, s, &golden.Options{Workers: workers})
 	if err != nil {
 		return nil, err
@@ -40,7 +40,7 @@ func Golden(ctx context.Context, e Engine, s *golden.Set, workers int) (*GoldenR
 	var order []string
 	run := &GoldenRun{Cases: len(res)}
 	for _, r := range res {
-		if errors.Is(r.Err, ErrNoKernel) {
+		if errors.Is(r.Err, errNoKernel) {
 			continue
 		}
 		run.Claimed++
@@ -54,7 +54,7 @@ func Golden(ctx context.Context, e Engine, s *golden.Set, workers int) (*GoldenR
 		a.cases++
 		a.elems += r.Elements
 		if !r.OK() {
-			msg := Describe(s, r)
+			msg := describe(s, r)
 			a.fails = append(a.fails, msg)
 			run.Failures = append(run.Failures, msg)
 		}
@@ -72,11 +72,11 @@ func Golden(ctx context.Context, e Engine, s *golden.Set, workers int) (*GoldenR
 	return run, nil
 }
 
-// Describe spells a failing golden case on one line: each differing
+// describe spells a failing golden case on one line: each differing
 // tensor, how many elements differ, and the first of them decoded (its
 // float32 input, when the case has one input x, and the expected and
 // obtained codes).
-func Describe(s *golden.Set, r golden.Result) string {
+func describe(s *golden.Set, r golden.Result) string {
 	if r.Err != nil {
 		return fmt.Sprintf("case %s (%s %s): %v", r.Case.Name, r.Case.Op, ParamString(r.Case.Params), r.Err)
 	}

@@ -121,8 +121,8 @@ func sortedKeys(p ops.Params) []string {
 	return keys
 }
 
-// Lookup finds the kernel named name among ks.
-func Lookup(ks []Kernel, name string) (Kernel, error) {
+// lookup finds the kernel named name among ks.
+func lookup(ks []Kernel, name string) (Kernel, error) {
 	for _, k := range ks {
 		if k.Name == name {
 			return k, nil

@@ -64,7 +64,7 @@ func Suite(ctx context.Context, o SuiteOptions, run func(ctx context.Context, t 
 	s, p := o.Suite, o.Profile
 	outputs := map[string]ops.Tensors{}
 	for _, st := range s.Tasks {
-		t, err := SuiteTask(ctx, o.Set, s, st, p, o.Reference)
+		t, err := suiteTask(ctx, o.Set, s, st, p, o.Reference)
 		if err != nil {
 			return nil, err
 		}
@@ -79,10 +79,10 @@ func Suite(ctx context.Context, o SuiteOptions, run func(ctx context.Context, t 
 	return certificate.BuildContext(ctx, in)
 }
 
-// SuiteTask prepares task st of suite s under profile p: its inputs,
+// suiteTask prepares task st of suite s under profile p: its inputs,
 // parameters and expected outputs (computed by ref where the golden set
 // has no case of p; nil ref refuses that).
-func SuiteTask(ctx context.Context, set *golden.Set, s *suite.Suite, st suite.Task, p string, ref golden.Engine) (Task, error) {
+func suiteTask(ctx context.Context, set *golden.Set, s *suite.Suite, st suite.Task, p string, ref golden.Engine) (Task, error) {
 	t := Task{Task: st, Profile: p}
 	if len(st.Profiles) == 0 {
 		return t, fmt.Errorf("task %s has no golden case", st.Name)
