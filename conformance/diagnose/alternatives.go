@@ -141,10 +141,12 @@ func Alternatives(s *suite.Suite, against string) []Alternative {
 		alts = append(alts, nvfp4Alternatives(against)...)
 	case "mxfp4.quantize":
 		alts = append(alts, mxfp4Alternatives()...)
+		alts = append(alts, mxfp4StepAlternatives()...)
 	case "awq.pack":
 		alts = append(alts, awqAlternatives()...)
 	case "awq.quantize":
 		alts = append(alts, awqQuantizeAlternatives()...)
+		alts = append(alts, awqStepAlternatives()...)
 	case "sparse24.compress":
 		alts = append(alts,
 			Alternative{Class: "sparse24-indices-swapped", Doc: "the two 2-bit indices of each metadata nibble swapped (i1 | i0<<2), values in ascending order",
@@ -155,7 +157,7 @@ func Alternatives(s *suite.Suite, against string) []Alternative {
 		alts = append(alts, Alternative{Class: "llama-adjacent-pairs", Doc: "block_mxfp4 qs packed as adjacent pairs (q[2j] | q[2j+1]<<4) instead of llama.cpp's split halves (q[j] | q[j+16]<<4)",
 			Compute: ggmlAdjacent})
 	}
-	return alts
+	return append(alts, coverageAlternatives(s)...)
 }
 
 // has16BitOutputs reports whether some golden case of s has an F16 or
@@ -416,8 +418,32 @@ func ftzInputs(s *suite.Suite, t Task) (ops.Tensors, bool, error) {
 	return out, true, nil
 }
 
-// nibbleSwap swaps the nibbles of every packed-E2M1 output.
+// nibbleSwap swaps the nibbles of every packed-E2M1 output; an op without
+// one that reads packed E2M1 (unpack, dequantize) is rerun on inputs with
+// their nibbles swapped.
 func nibbleSwap(s *suite.Suite, t Task) (ops.Tensors, bool, error) {
+	if out, ok, err := nibbleSwapOutputs(t); ok || err != nil {
+		return out, ok, err
+	}
+	in := ops.Tensors{}
+	any := false
+	for n, x := range t.Inputs {
+		if x.Logical == "e2m1x2" {
+			x, any = mapBytes(x, func(b byte) byte { return b<<4 | b>>4 }), true
+		}
+		in[n] = x
+	}
+	if !any {
+		return nil, false, nil
+	}
+	out, err := ops.Run(s.Op, t.Params, in)
+	if err != nil {
+		return nil, false, nil
+	}
+	return out, true, nil
+}
+
+func nibbleSwapOutputs(t Task) (ops.Tensors, bool, error) {
 	out := ops.Tensors{}
 	any := false
 	for n, r := range t.Reference {
