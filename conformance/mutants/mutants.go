@@ -49,6 +49,11 @@ type Mutant struct {
 	// Equivalent marks a survivor that no input can kill (it computes the
 	// reference's function): it is left out of the kill rate.
 	Equivalent bool
+	// NeedsInput, when set, names the golden input that would kill this
+	// realistic mutant, which the golden set does not have yet: the mutant
+	// must survive and is left out of the kill rate until the input is
+	// added, when the test asks for the mark to be removed.
+	NeedsInput string
 	// Hint, for a mutant outside the library (Class ""), is the class a
 	// partial hint may name: a named behaviour the bug nearly equals.
 	Hint string
@@ -439,5 +444,5 @@ func Catalog() []Mutant {
 		{Name: "e2m1-pack-nibble-swap", Suite: "e2m1-pack", Claim: "default", Class: "nibble-swap",
 			Doc: "E2M1 pack with element 2i in the high nibble",
 			Run: transform("e2m1.pack", swapNibbles("packed"))},
-	}, coverageCatalog()...)
+	}, append(coverageCatalog(), extraCatalog()...)...)
 }

@@ -9,6 +9,8 @@ import (
 	"github.com/bitexact/bitexact/conformance/certificate"
 	"github.com/bitexact/bitexact/conformance/suite"
 	"github.com/bitexact/bitexact/golden"
+	"github.com/bitexact/bitexact/refimpl/awq"
+	"github.com/bitexact/bitexact/refimpl/fp4"
 	"github.com/bitexact/bitexact/refimpl/ops"
 )
 
@@ -48,13 +50,14 @@ func TestCatalog(t *testing.T) {
 	names := map[string]bool{}
 	covered := map[string]bool{}
 	killed, killable, diagnosable, diagnosed := 0, 0, 0, 0
+	var pending []string
 	for _, m := range cat {
 		if names[m.Name] {
 			t.Fatalf("duplicate mutant %s", m.Name)
 		}
 		names[m.Name] = true
 		covered[m.Suite] = true
-		if !m.Equivalent {
+		if !m.Equivalent && m.NeedsInput == "" {
 			killable++
 			if m.Class != "" {
 				diagnosable++
@@ -64,7 +67,17 @@ func TestCatalog(t *testing.T) {
 			if m.Equivalent && m.Survives == "" {
 				t.Errorf("an equivalent mutant must say why it survives")
 			}
-			k, d := judgeHint(t, certify(t, set, m), m.Class, m.Survives, m.Hint)
+			c := certify(t, set, m)
+			if m.NeedsInput != "" {
+				if !c.Conforms {
+					t.Errorf("killed now (%s): remove its NeedsInput mark", c.Verdict)
+				} else {
+					pending = append(pending, m.Name)
+					t.Logf("survives until the golden set has: %s", m.NeedsInput)
+				}
+				return
+			}
+			k, d := judgeHint(t, c, m.Class, m.Survives, m.Hint)
 			if k {
 				killed++
 			}
@@ -78,8 +91,8 @@ func TestCatalog(t *testing.T) {
 			t.Errorf("suite %s has no mutant", s)
 		}
 	}
-	t.Logf("mutants: %d (%d equivalent) over %d suites; killed %d of %d (%.0f%%); diagnosed %d of %d with a class in the library (%.1f%%)",
-		len(cat), len(cat)-killable, len(covered), killed, killable, 100*float64(killed)/float64(killable),
+	t.Logf("mutants: %d (%d equivalent, %d awaiting a golden input %v) over %d suites; killed %d of %d (%.0f%%); diagnosed %d of %d with a class in the library (%.1f%%)",
+		len(cat), len(cat)-killable-len(pending), len(pending), pending, len(covered), killed, killable, 100*float64(killed)/float64(killable),
 		diagnosed, diagnosable, 100*float64(diagnosed)/float64(diagnosable))
 	if killed != killable {
 		t.Errorf("kill rate %d of %d: every mutant that is not equivalent must be killed", killed, killable)
@@ -258,4 +271,36 @@ func opOf(t *testing.T, set *golden.Set, m Mutant) string {
 		t.Fatal(err)
 	}
 	return s.Op
+}
+
+// TestHandWrittenReferences: the hand-written kernels the mutants are
+// built from, without their fault, conform to the claimed profile, so a
+// mutant differs from the reference by its named bug alone.
+func TestHandWrittenReferences(t *testing.T) {
+	set, err := golden.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range []Mutant{
+		{Name: "nvfp4 by hand", Suite: "nvfp4", Claim: "recipe=canonical,swizzle=0", Run: nvfp4ByHand(amaxIgnoreNaN, globalEncode)},
+		{Name: "awq dequantize", Suite: "awq-dequantize", Claim: "cuda", Run: awqDequant(awq.OrderAWQ, 0, false, false)},
+		{Name: "awq dequantize triton", Suite: "awq-dequantize", Claim: "triton", Run: awqDequant(awq.OrderAWQ, 0, true, false)},
+		{Name: "forge", Suite: "awq-quantize", Claim: "forge", Run: awqForge(false, false)},
+		{Name: "reorder int16", Suite: "sparse24-reorder", Claim: "default", Run: reorderMeta(false, 32, 4, true)},
+		{Name: "reorder int32", Suite: "sparse24-reorder-i32", Claim: "default", Run: reorderMeta(true, 16, 2, true)},
+		{Name: "swizzle", Suite: "nvfp4-swizzle", Claim: "default", Run: swizzle(false, false, false)},
+		{Name: "unswizzle", Suite: "nvfp4-unswizzle", Claim: "default", Run: unswizzle(false, false)},
+		{Name: "e2m1 decode formula", Suite: "e2m1-decode", Claim: "default", Run: decodeCodes(func(_ ops.Params, b uint8) float32 {
+			if b&6 == 0 { // exponent 0: the subnormal branch
+				return fp4.Decode(b)
+			}
+			return formulaDecode(b&15, 2, 1, 1)
+		})},
+	} {
+		t.Run(m.Name, func(t *testing.T) {
+			if c := certify(t, set, m); !c.Conforms {
+				t.Errorf("does not conform: %s", c.Verdict)
+			}
+		})
+	}
 }

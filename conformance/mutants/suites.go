@@ -790,3 +790,145 @@ func mxfp4ScaleRZ(p ops.Params, in ops.Tensors) (ops.Tensors, error) {
 	st.Logical = "e8m0"
 	return ops.Tensors{"packed": pt, "scales": st}, nil
 }
+
+// nvfp4ByHand is the canonical NVFP4 recipe written out (per-tensor g =
+// 2688/amax over the finite elements, block scale fp8(amax_b/6 * g) saturating, elements
+// x / float32(s/g)) with two hooks: the block amax fold and the per-tensor
+// value.
+func nvfp4ByHand(amax func([]float32) float32, global func(amax float32) float32) func(ops.Params, ops.Tensors) (ops.Tensors, error) {
+	return func(p ops.Params, in ops.Tensors) (ops.Tensors, error) {
+		x := in["x"]
+		if err := x.Expect("x", tensor.F32, -1, -1); err != nil {
+			return nil, err
+		}
+		m, k := x.Shape[0], x.Shape[1]
+		xs := x.F32()
+		var ta float32
+		for _, v := range xs {
+			// The tensor amax ignores NaN (never greater) and ±Inf.
+			if a := float32(math.Abs(float64(v))); a > ta && !math.IsInf(float64(a), 0) {
+				ta = a
+			}
+		}
+		g := global(ta)
+		packed := make([]uint8, m*k/2)
+		scales := make([]uint8, m*k/16)
+		for b := range scales {
+			bx := xs[16*b : 16*b+16]
+			sc := fp8.E4M3.Encode(float32(amax(bx)/6)*g, fp8.Satfinite)
+			scales[b] = sc
+			d := float32(fp8.E4M3.Decode(sc) / g)
+			for i, v := range bx {
+				var q float32
+				if d == 0 {
+					q = v * 0
+				} else {
+					q = v / d
+				}
+				packed[(16*b+i)/2] |= (fp4.NVIDIA.Encode(q) & 15) << (4 * (i % 2))
+			}
+		}
+		pt := tensor.FromU8([]int{m, k / 2}, packed)
+		pt.Logical = "e2m1x2"
+		st := tensor.FromU8([]int{m, k / 16}, scales)
+		st.Logical = "e4m3"
+		return ops.Tensors{"packed": pt, "scales": st, "global": tensor.FromF32([]int{1}, []float32{g})}, nil
+	}
+}
+
+// amaxIgnoreNaN is the canonical fold: the largest |x| of the non-NaN
+// elements.
+func amaxIgnoreNaN(bx []float32) float32 {
+	var m float32
+	for _, v := range bx {
+		if a := float32(math.Abs(float64(v))); a > m {
+			m = a
+		}
+	}
+	return m
+}
+
+// amaxSeededFirst folds with m = |x0| and `a > m ? a : m`: a NaN in
+// position 0 poisons the block, a NaN anywhere else is skipped.
+func amaxSeededFirst(bx []float32) float32 {
+	m := float32(math.Abs(float64(bx[0])))
+	for _, v := range bx[1:] {
+		if a := float32(math.Abs(float64(v))); a > m {
+			m = a
+		}
+	}
+	return m
+}
+
+func globalEncode(amax float32) float32 {
+	g := float32(2688) / amax
+	if g > math.MaxFloat32 {
+		g = math.MaxFloat32
+	}
+	return g
+}
+
+// globalViaDecode is the reciprocal of the decode scale amax/2688, as a
+// kernel given torchao's per_tensor_scale computes 1/pts.
+func globalViaDecode(amax float32) float32 {
+	g := 1 / (amax / 2688)
+	if g > math.MaxFloat32 {
+		g = math.MaxFloat32
+	}
+	return g
+}
+
+func extraCatalog() []Mutant {
+	return []Mutant{
+		{Name: "nvfp4-amax-nan-first-only", Suite: "nvfp4", Claim: "recipe=canonical,swizzle=0", Class: "",
+			Doc: "NVFP4 block amax folded as m = |x0|, then a > m ? a : m: a NaN is noticed only in the block's first position (issue 17 §2: NaN handled by an amax fold at one position); outside the diagnosis library",
+			Run: nvfp4ByHand(amaxSeededFirst, globalEncode)},
+		{Name: "nvfp4-global-reciprocal-of-decode", Suite: "nvfp4", Claim: "recipe=canonical,swizzle=0", Class: "",
+			Doc: "NVFP4 per-tensor value 1/(amax/2688) where 2688/amax is the recipe: the reciprocal of torchao's per_tensor_scale (torchao NVFP4Tensor), which rounds differently for about a quarter of amax values (issue 17 §2); outside the diagnosis library",
+			Run: nvfp4ByHand(amaxIgnoreNaN, globalViaDecode)},
+		{Name: "mxfp4-dequantize-ff-as-2^128", Suite: "mxfp4-dequantize", Claim: "default", Class: "",
+			NeedsInput: "an mxfp4-dequantize task whose scales hold code 0xFF (a NaN block), e.g. mxfp4.random with scales[0][0] = 0xFF: the reference gives NaN for the block's 32 elements, the mutant ±Inf (NaN only at E2M1 codes ±0)",
+			Doc:        "MXFP4 scale 0xFF decoded as 2^128 = +Inf instead of NaN (a decoder building the float from code<<23, as ggml_e8m0_to_fp32 does with its NaN branch commented out): outside the diagnosis library",
+			Run: func(p ops.Params, in ops.Tensors) (ops.Tensors, error) {
+				packed, scales := in["packed"], in["scales"]
+				m, k := packed.Shape[0], 2*packed.Shape[1]
+				y := make([]float32, m*k)
+				for j := range y {
+					sc := scales.Data[j/mxfp4.BlockSize]
+					c := packed.Data[j/2] >> (4 * (j % 2)) & 15
+					s := e8m0.Decode(sc)
+					if sc == 0xFF {
+						s = float32(math.Inf(1))
+					}
+					y[j] = fp4.Decode(c) * s
+				}
+				return ops.Tensors{"y": tensor.FromF32([]int{m, k}, y)}, nil
+			}},
+		{Name: "nvfp4-dequantize-dgx-lut", Suite: "nvfp4-dequantize", Claim: "canonical", Class: "",
+			Doc: "NVFP4 block scale 0x7F/0xFF decoded as ±480 (dgx-vllm's host E4M3 table, sparse_fp4_v7.cu) instead of NaN: outside the diagnosis library",
+			Run: func(p ops.Params, in ops.Tensors) (ops.Tensors, error) {
+				out, err := ops.Run("nvfp4.dequantize", p, in)
+				if err != nil {
+					return nil, err
+				}
+				packed, scales, g := in["packed"], in["scales"], in["global"].F32()[0]
+				y := out["y"].F32()
+				for j := range y {
+					sc := scales.Data[j/16]
+					if sc&0x7f != 0x7f {
+						continue
+					}
+					s := float32(480)
+					if sc == 0xFF {
+						s = -480
+					}
+					c := packed.Data[j/2] >> (4 * (j % 2)) & 15
+					y[j] = fp4.Decode(c) * float32(s/g)
+				}
+				return ops.Tensors{"y": tensor.FromF32(out["y"].Shape, y)}, nil
+			}},
+		{Name: "gemv-sparse-fp4-dgx-lut", Suite: "gemv-sparse-fp4", Claim: "schedule=sparse-v7,scale_decode=e4m3fn", Class: "profile:schedule=sparse-v7,scale_decode=dgx_lut",
+			Doc: "sparse FP4 GEMV decoding E4M3 scales with dgx-vllm's host table (0x7F = 480, 0xFF = -480) where e4m3fn (NaN) is claimed",
+			Run: withParams("gemv.sparse_fp4", ops.Params{"scale_decode": "dgx_lut"})},
+	}
+}
