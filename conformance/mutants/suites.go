@@ -501,7 +501,7 @@ func coverageCatalog() []Mutant {
 				return math.Float32bits(2 * math.Float32frombits(b))
 			}))},
 		{Name: "q8_1-dequantize-half-arithmetic", Suite: "q8_1-dequantize", Claim: "default", Class: "f16-arithmetic",
-			Doc: "block_q8_1 dequantized as d * q in half precision (llama.cpp ggml/src/ggml-cuda/dequantize.cuh under GGML_CUDA_F16: __hmul2)",
+			Doc: "block_q8_1 dequantized as d * q in half precision, as llama.cpp's CUDA block dequantizers do under GGML_CUDA_F16 (ggml/src/ggml-cuda/dequantize.cuh: v = __hmul2(v, {d, d}))",
 			Run: func(p ops.Params, in ops.Tensors) (ops.Tensors, error) {
 				b := in["blocks"]
 				y := make([]float32, len(b.Data)/36*32)
@@ -546,7 +546,7 @@ func coverageCatalog() []Mutant {
 				return ops.Tensors{"y": tensor.FromBits16(tensor.BF16, ref["y"].Shape, o)}, nil
 			}},
 		{Name: "bf16-rounding-bias-no-nan-guard", Suite: "bf16", Claim: "rne", Class: "",
-			Doc: "float32 -> bf16 as (bits + 0x7FFF + lsb) >> 16 with no NaN branch (onnx/onnx helper.py before PR 4238 added one): low-payload NaNs become Inf, full payloads carry into the sign; outside the diagnosis library",
+			Doc: "float32 -> bf16 as (bits + 0x7FFF + lsb) >> 16 without the NaN guard that stillwater-sc/universal PR 1134 adds to the same rounding bias: low-payload NaNs become Inf, full payloads carry into the sign; outside the diagnosis library",
 			Run: bf16Bias},
 		{Name: "fp16-subnormal-double-shift", Suite: "fp16", Claim: "rne", Class: "ftz-outputs",
 			Doc: "float32 -> fp16 whose subnormal branch shifts the mantissa twice, so every fp16-subnormal result is a signed zero: ROCm/rocm-libraries PR 11325 (hipdnn float_to_half_bits); invergent-ai/surogate issue 162",
