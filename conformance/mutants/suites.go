@@ -229,8 +229,8 @@ func unreorderNoSwap(p ops.Params, in ops.Tensors) (ops.Tensors, error) {
 
 // swizzleOffset is the 128x4 scale layout's offset with its faults:
 // nKtFloor rounds the tile count down, rowMajorTile stores each 128x4 tile
-// row-major instead of the 32x4x4 interleave.
-func swizzleOffset(m, k, sfCols int, nKtFloor, rowMajorTile bool) int {
+// row-major instead of the 32x4x4 interleave, colMajorTile column-major.
+func swizzleOffset(m, k, sfCols int, nKtFloor, rowMajorTile bool, colMajorTile ...bool) int {
 	nKt := (sfCols + 3) / 4
 	if nKtFloor {
 		nKt = sfCols / 4
@@ -239,19 +239,22 @@ func swizzleOffset(m, k, sfCols int, nKtFloor, rowMajorTile bool) int {
 	if rowMajorTile {
 		in = (m % 128) * 4
 	}
+	if len(colMajorTile) > 0 && colMajorTile[0] {
+		return ((m/128)*nKt+k/4)*512 + (k%4)*128 + m%128
+	}
 	return ((m/128)*nKt+k/4)*512 + in + k%4
 }
 
 func swizzledLen(rows, cols int) int { return (rows + 127) / 128 * 128 * ((cols + 3) / 4 * 4) }
 
-func swizzle(nKtFloor, rowMajorTile, linear bool) func(ops.Params, ops.Tensors) (ops.Tensors, error) {
+func swizzle(nKtFloor, rowMajorTile, linear bool, colMajorTile ...bool) func(ops.Params, ops.Tensors) (ops.Tensors, error) {
 	return func(p ops.Params, in ops.Tensors) (ops.Tensors, error) {
 		s := in["scales"]
 		rows, cols := s.Shape[0], s.Shape[1]
 		out := make([]uint8, swizzledLen(rows, cols))
 		for m := 0; m < rows; m++ {
 			for k := 0; k < cols; k++ {
-				o := swizzleOffset(m, k, cols, nKtFloor, rowMajorTile)
+				o := swizzleOffset(m, k, cols, nKtFloor, rowMajorTile, colMajorTile...)
 				if linear {
 					// Row-major, each row padded to a multiple of 4.
 					o = m*((cols+3)/4*4) + k
@@ -675,7 +678,7 @@ func coverageCatalog() []Mutant {
 			Doc: "AWQ weights scaled by w * (1/s) where w / s is specified (PyTorch CUDA divides by a scalar as a reciprocal multiply, aten/src/ATen/native/cuda/BinaryDivTrueKernel.cu)",
 			Run: awqForge(false, true)},
 		{Name: "awq-dequantize-triton-zero-sign", Suite: "awq-dequantize", Claim: "cuda", Class: "profile:triton",
-			Doc: "AWQ dequantize as (u - z) * s in fp16 keeping a -0 product where vLLM's CUDA kernel (fma with +0) is claimed (vLLM awq_triton.py)",
+			Doc: "AWQ dequantize rounding (u - z) * s once to fp16 but keeping a -0 product, where vLLM's CUDA kernel (fma.rn.f16x2 with +0, csrc/quantization/awq/gemm_kernels.cu) is claimed: vLLM's awq_triton.py, or a port computing the product in float32 and converting with __float2half_rn",
 			Run: awqDequant(awq.OrderAWQ, 0, true, false)},
 		{Name: "awq-dequantize-sequential", Suite: "awq-dequantize", Claim: "cuda", Class: "awq-nibble-order",
 			Doc: "AWQ dequantize reading words in sequential nibble order (without AWQ_REVERSE_ORDER, vLLM awq_triton.py)",
@@ -878,8 +881,94 @@ func globalViaDecode(amax float32) float32 {
 	return g
 }
 
+// q81CUDA is llama.cpp's quantize_q8_1 CUDA kernel written out, with the
+// rounding of x/d given: math.Round (roundf, ties away) is the kernel.
+func q81CUDA(round func(float64) float64) func(ops.Params, ops.Tensors) (ops.Tensors, error) {
+	return func(p ops.Params, in ops.Tensors) (ops.Tensors, error) {
+		return q81CUDAWith(round, in)
+	}
+}
+
+func q81CUDAWith(round func(float64) float64, in ops.Tensors) (ops.Tensors, error) {
+	x := in["x"]
+	if err := x.Expect("x", tensor.F32); err != nil {
+		return nil, err
+	}
+	xs := x.F32()
+	out := make([]byte, 0, len(xs)/32*36)
+	canon := func(v float32) float32 {
+		if v != v {
+			return math.Float32frombits(0x7fc00000)
+		}
+		return v
+	}
+	h := func(v float32) uint16 {
+		if v != v {
+			return 0x7FFF
+		}
+		return half.EncodeFP16(v)
+	}
+	for b := 0; b < len(xs)/32; b++ {
+		bx := xs[32*b : 32*b+32]
+		var amax float32
+		for _, v := range bx {
+			if a := float32(math.Abs(float64(v))); a > amax {
+				amax = a
+			}
+		}
+		var sum [32]float32
+		copy(sum[:], bx)
+		for off := 16; off > 0; off >>= 1 {
+			for l := 0; l < off; l++ {
+				sum[l] = canon(sum[l] + sum[l+off])
+			}
+		}
+		d := amax / 127
+		var qs [32]byte
+		for j, v := range bx {
+			if amax == 0 {
+				continue
+			}
+			r := round(float64(canon(v / d)))
+			var q int8
+			switch {
+			case r != r:
+			case r >= math.MaxInt32:
+				q = -1
+			case r <= math.MinInt32:
+			default:
+				q = int8(int32(r))
+			}
+			qs[j] = byte(q)
+		}
+		hd, hs := h(d), h(sum[0])
+		out = append(out, byte(hd), byte(hd>>8), byte(hs), byte(hs>>8))
+		out = append(out, qs[:]...)
+	}
+	t := tensor.FromU8([]int{len(xs) / 32, 36}, out)
+	t.Logical = "block_q8_1"
+	return ops.Tensors{"blocks": t}, nil
+}
+
 func extraCatalog() []Mutant {
 	return []Mutant{
+		{Name: "q8_1-cuda-round-half-even", Suite: "q8_1", Claim: "cuda", Class: "",
+			Doc: "block_q8_1 quants rounded half to even where quantize_q8_1 uses roundf (ties away), as ggml's AVX2 quantize_row_q8_1 rounds with _mm256_round_ps(v, _MM_ROUND_NEAREST) (ggml-quants.c, now ggml/src/ggml-cpu/arch/x86/quants.c): outside the diagnosis library",
+			Run: q81CUDA(math.RoundToEven)},
+		{Name: "nvfp4-swizzle-tile-column-major", Suite: "nvfp4-swizzle", Claim: "default", Class: "",
+			Doc: "each 128x4 swizzle tile stored transposed (column-major: column k at (k%4)*128 + m%128): outside the diagnosis library",
+			Run: swizzle(false, false, false, true)},
+		{Name: "awq-dequantize-zero-not-subtracted", Suite: "awq-dequantize", Claim: "cuda", Class: "",
+			Doc: "AWQ dequantize as u * s, the zero point never subtracted (issue 17's example; a symmetric-kernel path applied to an asymmetric checkpoint): outside the diagnosis library",
+			Run: func(p ops.Params, in ops.Tensors) (ops.Tensors, error) {
+				q := ops.Tensors{}
+				for k, v := range in {
+					q[k] = v
+				}
+				z := in["qzeros"]
+				q["qzeros"] = tensor.FromI32(z.Shape, make([]int32, z.Len()))
+				return ops.Run("awq.dequantize", p, q)
+			}},
 		{Name: "nvfp4-amax-nan-first-only", Suite: "nvfp4", Claim: "recipe=canonical,swizzle=0", Class: "",
 			Doc: "NVFP4 block amax folded as m = |x0|, then a > m ? a : m: a NaN is noticed only in the block's first position (issue 17 §2: NaN handled by an amax fold at one position); outside the diagnosis library",
 			Run: nvfp4ByHand(amaxSeededFirst, globalEncode)},
