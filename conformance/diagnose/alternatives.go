@@ -534,6 +534,15 @@ func nvfp4Alternatives(against string) []Alternative {
 		alts = append(alts, Alternative{Class: "element-rule:mul-rcp-d", Doc: "element scaling x * float32(1/d) with d = float32(s/g), instead of x / d",
 			Compute: func(s *suite.Suite, t Task) (ops.Tensors, bool, error) { return nvfp4Steps(t, base, false, true) }})
 	}
+	if base.PerTensor == nvfp4.EncodeScale {
+		alts = append(alts, Alternative{Class: "per-tensor-rule:rcp-of-decode", Doc: "per-tensor value 1/float32(amax/2688), the reciprocal of the decode scale, instead of float32(2688/amax)",
+			Compute: func(s *suite.Suite, t Task) (ops.Tensors, bool, error) {
+				return nvfp4StepsGlobal(t, base, false, false, func(amax float32) float32 {
+					g := 1 / (amax / nvfp4.GlobalNumerator)
+					return min(g, math.MaxFloat32)
+				})
+			}})
+	}
 	zp := base.FP4
 	zp.Name += "-zero-positive"
 	zp.Zero = fp4.ZeroPositive
@@ -585,6 +594,12 @@ func nvfp4Run(t Task, r nvfp4.Recipe) (ops.Tensors, bool, error) {
 // d still gives x*0, as guarded kernels do). With neither it equals
 // nvfp4.QuantizeWithGlobal (a test holds it to that on the golden set).
 func nvfp4Steps(t Task, r nvfp4.Recipe, rz, rcp bool) (ops.Tensors, bool, error) {
+	return nvfp4StepsGlobal(t, r, rz, rcp, nil)
+}
+
+// nvfp4StepsGlobal is nvfp4Steps with the per-tensor value computed from
+// the tensor amax by global, when not nil and the task does not fix it.
+func nvfp4StepsGlobal(t Task, r nvfp4.Recipe, rz, rcp bool, global func(amax float32) float32) (ops.Tensors, bool, error) {
 	x, ok := t.Inputs["x"]
 	if !ok || x.DType != tensor.F32 || len(x.Shape) != 2 || x.Shape[1]%nvfp4.BlockSize != 0 {
 		return nil, false, nil
@@ -598,6 +613,8 @@ func nvfp4Steps(t Task, r nvfp4.Recipe, rz, rcp bool) (ops.Tensors, bool, error)
 			return nil, false, err
 		}
 		g = float32(f)
+	} else if global != nil {
+		g = global(nvfp4.TensorAmax(xs))
 	} else {
 		g = nvfp4.GlobalFromAmax(nvfp4.TensorAmax(xs), r)
 	}

@@ -71,6 +71,7 @@ func coverageAlternatives(s *suite.Suite) []Alternative {
 				return math.Float32bits(half.DecodeFP16(half.EncodeFP16(x)))
 			})})
 	}
+	alts = append(alts, layoutAlternatives(s)...)
 	switch s.Op {
 	case "e2m1.decode", "fp8.decode":
 		alts = append(alts,

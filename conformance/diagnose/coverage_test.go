@@ -226,3 +226,31 @@ func TestSelectTiesHigher(t *testing.T) {
 		t.Errorf("kept %v, want %v", got, want)
 	}
 }
+
+// TestLayoutVariantsBase: the reorder and swizzle written out for the
+// layout classes, with no fault, equal the reference on the golden tasks,
+// so each class differs from the reference by its one misreading.
+func TestLayoutVariantsBase(t *testing.T) {
+	for _, tc := range []struct {
+		suite string
+		run   func(s *suite.Suite, t Task) (ops.Tensors, bool, error)
+	}{
+		{"sparse24-reorder", func(s *suite.Suite, t Task) (ops.Tensors, bool, error) { return reorderAs(t, true, false) }},
+		{"sparse24-reorder-i32", func(s *suite.Suite, t Task) (ops.Tensors, bool, error) { return reorderAs(t, true, false) }},
+		{"nvfp4-swizzle", func(s *suite.Suite, t Task) (ops.Tensors, bool, error) { return swizzleAs(s, t, "") }},
+		{"nvfp4-unswizzle", func(s *suite.Suite, t Task) (ops.Tensors, bool, error) { return swizzleAs(s, t, "") }},
+	} {
+		t.Run(tc.suite, func(t *testing.T) {
+			s, tasks := goldenTasks(t, tc.suite, "default", func(s *suite.Suite, p ops.Params, in ops.Tensors) ops.Tensors {
+				out, ok, err := tc.run(s, Task{Params: p, Inputs: in})
+				if err != nil || !ok {
+					t.Fatalf("ok=%v err=%v", ok, err)
+				}
+				return out
+			})
+			if d, err := Run(s, "default", tasks); err != nil || d.Mismatches != 0 {
+				t.Errorf("%d mismatches, err %v", d.Mismatches, err)
+			}
+		})
+	}
+}
