@@ -369,6 +369,17 @@ func fp16DoubleShift(subnormal, nan bool) func(ops.Params, ops.Tensors) (ops.Ten
 	}
 }
 
+// canonNaN replaces a NaN by 0x7FC00000: a NaN that float arithmetic
+// creates (0 * Inf) has a platform-dependent sign (x86-64's default NaN is
+// negative, arm64's positive), and the mutants must be the same
+// everywhere.
+func canonNaN(x float32) float32 {
+	if x != x {
+		return math.Float32frombits(0x7fc00000)
+	}
+	return x
+}
+
 // f16Product is a float32 product as an fp16 multiply returns it, widened:
 // rounded to nearest even, NaN as NVIDIA's canonical fp16 NaN 0x7FFF.
 func f16Product(x float32) float32 {
@@ -478,7 +489,7 @@ func coverageCatalog() []Mutant {
 						continue
 					}
 					c := packed.Data[j/2] >> (4 * (j % 2)) & 15
-					y[j] = fp4.Decode(c) * float32(math.Ldexp(1, int(sc)-125))
+					y[j] = canonNaN(fp4.Decode(c) * float32(math.Ldexp(1, int(sc)-125)))
 				}
 				return ops.Tensors{"y": tensor.FromF32([]int{m, k}, y)}, nil
 			}},
@@ -524,7 +535,7 @@ func coverageCatalog() []Mutant {
 				for blk := 0; blk < len(b.Data)/36; blk++ {
 					s := half.DecodeFP16(uint16(b.Data[36*blk+2]) | uint16(b.Data[36*blk+3])<<8)
 					for j := 0; j < 32; j++ {
-						y[32*blk+j] = float32(int8(b.Data[36*blk+4+j])) * s
+						y[32*blk+j] = canonNaN(float32(int8(b.Data[36*blk+4+j])) * s)
 					}
 				}
 				return ops.Tensors{"y": tensor.FromF32([]int{len(y)}, y)}, nil
@@ -989,7 +1000,7 @@ func extraCatalog() []Mutant {
 					if sc == 0xFF {
 						s = float32(math.Inf(1))
 					}
-					y[j] = fp4.Decode(c) * s
+					y[j] = canonNaN(fp4.Decode(c) * s)
 				}
 				return ops.Tensors{"y": tensor.FromF32([]int{m, k}, y)}, nil
 			}},
@@ -1012,7 +1023,7 @@ func extraCatalog() []Mutant {
 						s = -480
 					}
 					c := packed.Data[j/2] >> (4 * (j % 2)) & 15
-					y[j] = fp4.Decode(c) * float32(s/g)
+					y[j] = canonNaN(fp4.Decode(c) * float32(s/g))
 				}
 				return ops.Tensors{"y": tensor.FromF32(out["y"].Shape, y)}, nil
 			}},
