@@ -291,6 +291,7 @@ func TestHandWrittenReferences(t *testing.T) {
 		{Name: "reorder int32", Suite: "sparse24-reorder-i32", Claim: "default", Run: reorderMeta(true, 16, 2, true)},
 		{Name: "swizzle", Suite: "nvfp4-swizzle", Claim: "default", Run: swizzle(false, false, false)},
 		{Name: "q8_1 cuda", Suite: "q8_1", Claim: "cuda", Run: q81CUDA(math.Round)},
+		{Name: "gemv mxfp4 seq", Suite: "gemv-mxfp4", Claim: "seq", Run: gemvMXFP4Seq(false)},
 		{Name: "unswizzle", Suite: "nvfp4-unswizzle", Claim: "default", Run: unswizzle(false, false)},
 		{Name: "e2m1 decode formula", Suite: "e2m1-decode", Claim: "default", Run: decodeCodes(func(_ ops.Params, b uint8) float32 {
 			if b&6 == 0 { // exponent 0: the subnormal branch

@@ -961,8 +961,62 @@ func q81CUDAWith(round func(float64) float64, in ops.Tensors) (ops.Tensors, erro
 	return ops.Tensors{"blocks": t}, nil
 }
 
+// gemvMXFP4Seq is gemv.mxfp4_q8_1 under the seq schedule written out
+// (one float32 accumulator over K in element order, acc = float32(d *
+// float32(k*q)) + acc, d = float32(scale(e) * fp16(d8))), with the E8M0
+// weight scale 2^(e-128) decoded by ggml's GGML_E8M0_TO_FP32_HALF (0xFF ->
+// 2^127, finite) when ggmlHalf is set, else as the reference (0xFF ->
+// NaN).
+func gemvMXFP4Seq(ggmlHalf bool) func(ops.Params, ops.Tensors) (ops.Tensors, error) {
+	return func(p ops.Params, in ops.Tensors) (ops.Tensors, error) {
+		w, act := in["w"], in["act"]
+		if err := w.Expect("w", tensor.U8, -1, -1, 17); err != nil {
+			return nil, err
+		}
+		n, nb := w.Shape[0], w.Shape[1]
+		kv := [16]float32{0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12}
+		y := make([]float32, n)
+		for row := 0; row < n; row++ {
+			var acc float32
+			for b := 0; b < nb; b++ {
+				blk := w.Data[(row*nb+b)*17 : (row*nb+b+1)*17]
+				a := act.Data[b*36 : (b+1)*36]
+				d8 := half.DecodeFP16(uint16(a[0]) | uint16(a[1])<<8)
+				sc := e8m0.Decode(blk[0]) * 0.5
+				if ggmlHalf {
+					sc = ggmlE8M0Half(blk[0])
+				}
+				d := sc * d8
+				for j := 0; j < 32; j++ {
+					c := blk[1+j%16] & 15
+					if j >= 16 {
+						c = blk[1+j%16] >> 4
+					}
+					prod := float32(kv[c] * float32(int8(a[4+j])))
+					acc = float32(d*prod) + acc
+				}
+			}
+			y[row] = canonNaN(acc)
+		}
+		return ops.Tensors{"y": tensor.FromF32([]int{n}, y)}, nil
+	}
+}
+
+// ggmlE8M0Half is GGML_E8M0_TO_FP32_HALF (ggml/src/ggml-impl.h): 2^(e-128)
+// from bits, with no NaN (0xFF -> 2^127).
+func ggmlE8M0Half(e uint8) float32 {
+	if e < 2 {
+		return math.Float32frombits(0x00200000 << e)
+	}
+	return math.Float32frombits(uint32(e-1) << 23)
+}
+
 func extraCatalog() []Mutant {
 	return []Mutant{
+		{Name: "gemv-mxfp4-e8m0-ff-finite", Suite: "gemv-mxfp4", Claim: "seq", Class: "",
+			NeedsInput: "a gemv-mxfp4 weight block whose E8M0 scale is 0xFF (issue 17 §2: codes 0x00 and 0xFF never appear in the GEMV weight blocks): the reference's row is then NaN, the mutant's finite whatever the activations",
+			Doc:        "MXFP4 x Q8_1 GEMV decoding the weight scale with GGML_E8M0_TO_FP32_HALF, which has no NaN (0xFF -> 2^127; ggml/src/ggml-impl.h, the CPU vec_dot_mxfp4_q8_0 path), where the reference follows CUDA >= 12.8's __nv_cvt_e8m0_to_bf16raw (0xFF -> NaN): outside the diagnosis library",
+			Run:        gemvMXFP4Seq(true)},
 		{Name: "q8_1-cuda-round-half-even", Suite: "q8_1", Claim: "cuda", Class: "",
 			Doc: "block_q8_1 quants rounded half to even where quantize_q8_1 uses roundf (ties away), as ggml's AVX2 quantize_row_q8_1 rounds with _mm256_round_ps(v, _MM_ROUND_NEAREST) (ggml-quants.c, now ggml/src/ggml-cpu/arch/x86/quants.c): outside the diagnosis library",
 			Run: q81CUDA(math.RoundToEven)},
