@@ -274,10 +274,20 @@ func mapCodes(s *suite.Suite, t Task, f func(cf codeFormat, x float32, c uint16)
 	}
 	x, okx := t.Inputs["x"]
 	ref, okr := t.Reference[cf.out]
-	if !okx || !okr || x.DType != tensor.F32 || ref.Len() != x.Len() || (ref.DType.Size() == 2) != cf.wide {
+	if !okx || !okr || ref.Len() != x.Len() || (ref.DType.Size() == 2) != cf.wide {
 		return nil, false, nil
 	}
-	xs := x.F32()
+	var xs []float32
+	switch x.DType {
+	case tensor.F32:
+		xs = x.F32()
+	case tensor.F16, tensor.BF16:
+		// A 16-bit input is read as its exactly widened float32 value.
+		w, _, _ := widened(ops.Tensors{"x": x})
+		xs = w["x"].F32()
+	default:
+		return nil, false, nil
+	}
 	if cf.wide {
 		codes := ref.Bits16()
 		out := make([]uint16, len(codes))
