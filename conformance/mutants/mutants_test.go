@@ -15,6 +15,17 @@ import (
 	"github.com/bitexact/bitexact/refimpl/ops"
 )
 
+// pendingSuites are suites whose mutants are catalogued before the suite
+// itself is merged (issue 17's bound-mode and fp16/bf16-input suites, from
+// a parallel branch): their mutants are skipped while the suite is
+// unknown, and the test fails once it is known and still listed here.
+var pendingSuites = map[string]bool{
+	"gemv-bound": true, "gemv-f16-bound": true, "gemv-mxfp4-bound": true, "gemv-awq-bound": true, "gemv-sparse-fp4-bound": true,
+	"e2m1-from-fp16": true, "e4m3-from-fp16": true, "e5m2-from-fp16": true, "e8m0-from-fp16": true,
+	"e2m1-from-bf16": true, "e4m3-from-bf16": true, "e5m2-from-bf16": true, "e8m0-from-bf16": true,
+	"fp16-from-bf16": true, "bf16-from-fp16": true,
+}
+
 func certify(t *testing.T, set *golden.Set, m Mutant) *certificate.Certificate {
 	t.Helper()
 	s, err := suite.Resolve(set, m.Suite)
@@ -25,7 +36,7 @@ func certify(t *testing.T, set *golden.Set, m Mutant) *certificate.Certificate {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := certificate.Build(certificate.Input{Suite: s, Set: set, Backend: "results", Implementation: "mutant " + m.Name,
+	c, err := certificate.Build(certificate.Input{Suite: s, Set: set, Reference: golden.Native{}, Backend: "results", Implementation: "mutant " + m.Name,
 		Claimed: m.Claim, Outputs: out})
 	if err != nil {
 		t.Fatal(err)
@@ -51,12 +62,16 @@ func TestCatalog(t *testing.T) {
 	names := map[string]bool{}
 	covered := map[string]bool{}
 	killed, killable, diagnosable, diagnosed := 0, 0, 0, 0
-	var pending []string
+	var pending, waiting []string
 	for _, m := range cat {
 		if names[m.Name] {
 			t.Fatalf("duplicate mutant %s", m.Name)
 		}
 		names[m.Name] = true
+		if _, err := suite.Lookup(m.Suite); err != nil && pendingSuites[m.Suite] {
+			waiting = append(waiting, m.Name)
+			continue
+		}
 		covered[m.Suite] = true
 		if !m.Equivalent && m.NeedsInput == "" {
 			killable++
@@ -91,9 +106,15 @@ func TestCatalog(t *testing.T) {
 		if !covered[s] {
 			t.Errorf("suite %s has no mutant", s)
 		}
+		if pendingSuites[s] {
+			t.Errorf("suite %s is in this build: remove it from pendingSuites", s)
+		}
+	}
+	if len(waiting) > 0 {
+		t.Logf("%d mutants of suites not in this build yet (pendingSuites): %v", len(waiting), waiting)
 	}
 	t.Logf("mutants: %d (%d equivalent, %d awaiting a golden input %v) over %d suites; killed %d of %d (%.0f%%); diagnosed %d of %d with a class in the library (%.1f%%)",
-		len(cat), len(cat)-killable-len(pending), len(pending), pending, len(covered), killed, killable, 100*float64(killed)/float64(killable),
+		len(cat)-len(waiting), len(cat)-len(waiting)-killable-len(pending), len(pending), pending, len(covered), killed, killable, 100*float64(killed)/float64(killable),
 		diagnosed, diagnosable, 100*float64(diagnosed)/float64(diagnosable))
 	if killed != killable {
 		t.Errorf("kill rate %d of %d: every mutant that is not equivalent must be killed", killed, killable)
@@ -128,7 +149,11 @@ func judgeHint(t *testing.T, c *certificate.Certificate, class, survives, hint s
 		return false, false
 	}
 	if c.Diagnosis == nil {
-		t.Errorf("rejected without a diagnosis")
+		// A bound-mode certificate has no diagnosis: the bound says
+		// whether, not how, a kernel is wrong.
+		if class != "" {
+			t.Errorf("rejected without a diagnosis")
+		}
 		return true, false
 	}
 	var got []string
@@ -166,7 +191,10 @@ func TestPartialHint(t *testing.T) {
 	}
 	hinted, tried := 0, 0
 	for _, m := range Catalog() {
-		if m.Class == "" || m.Survives != "" {
+		if m.Class == "" || m.Survives != "" || m.NeedsInput != "" {
+			continue
+		}
+		if _, err := suite.Lookup(m.Suite); err != nil && pendingSuites[m.Suite] {
 			continue
 		}
 		t.Run(m.Name, func(t *testing.T) {
@@ -255,6 +283,17 @@ func TestReferenceConforms(t *testing.T) {
 			continue
 		}
 		seen[k] = true
+		if _, err := suite.Lookup(m.Suite); err != nil && pendingSuites[m.Suite] {
+			continue
+		}
+		if s, err := suite.Resolve(set, m.Suite); err != nil {
+			t.Fatal(err)
+		} else if _, ok := s.Tasks[0].Cases[m.Claim]; !ok {
+			// A bound-mode suite: its profiles are bound models, not
+			// cases, and the certificate package holds the reference's
+			// schedules to them.
+			continue
+		}
 		ref := Mutant{Name: "reference", Suite: m.Suite, Claim: m.Claim, Run: withParams(opOf(t, set, m), nil)}
 		c := certify(t, set, ref)
 		if !c.Conforms || c.Diagnosis != nil {
@@ -299,8 +338,13 @@ func TestHandWrittenReferences(t *testing.T) {
 			}
 			return formulaDecode(b&15, 2, 1, 1)
 		})},
+		{Name: "dense float32 accumulation", Suite: "gemv-bound", Claim: "mul32=1,round16=0,out=fp32", Run: gemvAccumulate(false)},
+		{Name: "dense fp16 float32 accumulation", Suite: "gemv-f16-bound", Claim: "mul32=0,round16=0,out=fp32", Run: gemvAccumulate(false)},
 	} {
 		t.Run(m.Name, func(t *testing.T) {
+			if _, err := suite.Lookup(m.Suite); err != nil && pendingSuites[m.Suite] {
+				t.Skipf("suite %s is not in this build yet", m.Suite)
+			}
 			if c := certify(t, set, m); !c.Conforms {
 				t.Errorf("does not conform: %s", c.Verdict)
 			}
