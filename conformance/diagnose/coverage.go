@@ -29,6 +29,8 @@ var dequantOps = map[string]bool{
 	"ggml.mxfp4.dequantize": true, "ggml.q8_1.dequantize": true,
 }
 
+// coverageAlternatives are the classes of the decoders, dequantizers,
+// unpack and layout ops of suite s.
 func coverageAlternatives(s *suite.Suite) []Alternative {
 	var alts []Alternative
 	if decodeOps[s.Op] {

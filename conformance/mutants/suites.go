@@ -156,7 +156,7 @@ func awqDequant(order [8]int, zeroPlus int, negZero, zeroIgnored bool) func(ops.
 	}
 }
 
-// reorderMeta is sparse24.reorder_meta's CUTLASS offset with the 2x2
+// reorderOffset is sparse24.reorder_meta's CUTLASS offset with the 2x2
 // column swap optionally left out and the row grouping chosen by the
 // caller (group, interweave: 32, 4 for 16-bit metadata; 16, 2 for 32-bit).
 func reorderOffset(r, c, rows, group, interweave int, swap bool) int {
@@ -176,6 +176,8 @@ func reorderOffset(r, c, rows, group, interweave int, swap bool) int {
 	return (cc/2)*rows*2 + rr*2 + cc%2
 }
 
+// reorderMeta is sparse24.reorder_meta written out with reorderOffset's
+// choices (wide: 32-bit metadata).
 func reorderMeta(wide bool, group, interweave int, swap bool) func(ops.Params, ops.Tensors) (ops.Tensors, error) {
 	return func(p ops.Params, in ops.Tensors) (ops.Tensors, error) {
 		m := in["meta"]
@@ -247,6 +249,8 @@ func swizzleOffset(m, k, sfCols int, nKtFloor, rowMajorTile bool, colMajorTile .
 
 func swizzledLen(rows, cols int) int { return (rows + 127) / 128 * 128 * ((cols + 3) / 4 * 4) }
 
+// swizzle is nvfp4.swizzle written out with swizzleOffset's faults, or
+// (linear) row-major with the columns padded to 4.
 func swizzle(nKtFloor, rowMajorTile, linear bool, colMajorTile ...bool) func(ops.Params, ops.Tensors) (ops.Tensors, error) {
 	return func(p ops.Params, in ops.Tensors) (ops.Tensors, error) {
 		s := in["scales"]
@@ -270,6 +274,7 @@ func swizzle(nKtFloor, rowMajorTile, linear bool, colMajorTile ...bool) func(ops
 	}
 }
 
+// unswizzle is nvfp4.unswizzle written out with swizzleOffset's faults.
 func unswizzle(nKtFloor, rowMajorTile bool) func(ops.Params, ops.Tensors) (ops.Tensors, error) {
 	return func(p ops.Params, in ops.Tensors) (ops.Tensors, error) {
 		rows, err := p.Int("rows", 0)
@@ -389,6 +394,8 @@ func f16Product(x float32) float32 {
 	return half.DecodeFP16(half.EncodeFP16(x))
 }
 
+// coverageCatalog lists a mutant or more for every suite the first
+// catalogue left without one.
 func coverageCatalog() []Mutant {
 	negZeroF32 := func(b uint32) uint32 {
 		if b == 0x80000000 {
@@ -1011,6 +1018,8 @@ func ggmlE8M0Half(e uint8) float32 {
 	return math.Float32frombits(uint32(e-1) << 23)
 }
 
+// extraCatalog lists the mutants of issue 17 §2's blind spots (NaN in
+// the amax fold, the per-tensor formula, special scale codes).
 func extraCatalog() []Mutant {
 	return []Mutant{
 		{Name: "gemv-mxfp4-e8m0-ff-finite", Suite: "gemv-mxfp4", Claim: "seq", Class: "",
