@@ -476,7 +476,7 @@ func coverageCatalog() []Mutant {
 			Doc: "NVFP4 dequantize reading element 2i from the high nibble (the cvt e2m1x2 operand order, see e2m1-unpack-high-first)",
 			Run: rewriteInput("nvfp4.dequantize", "packed", eachByte(swapByte))},
 		{Name: "nvfp4-dequantize-half-output", Suite: "nvfp4-dequantize", Claim: "canonical", Class: "f16-arithmetic",
-			Doc: "NVFP4 dequantized in fp16 and widened (vLLM's NVFP4 fallback dequantizes to the activation dtype, fp16 or bf16, before a dense GEMM)",
+			Doc: "NVFP4 dequantized in fp16 (the activation dtype of a dequantize-then-GEMM fallback) and widened to float32 by the harness",
 			Run: transform("nvfp4.dequantize", mapF32("y", func(b uint32) uint32 {
 				return math.Float32bits(f16Product(math.Float32frombits(b)))
 			}))},
