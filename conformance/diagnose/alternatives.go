@@ -141,10 +141,12 @@ func Alternatives(s *suite.Suite, against string) []Alternative {
 		alts = append(alts, nvfp4Alternatives(against)...)
 	case "mxfp4.quantize":
 		alts = append(alts, mxfp4Alternatives()...)
+		alts = append(alts, mxfp4StepAlternatives()...)
 	case "awq.pack":
 		alts = append(alts, awqAlternatives()...)
 	case "awq.quantize":
 		alts = append(alts, awqQuantizeAlternatives()...)
+		alts = append(alts, awqStepAlternatives()...)
 	case "sparse24.compress":
 		alts = append(alts,
 			Alternative{Class: "sparse24-indices-swapped", Doc: "the two 2-bit indices of each metadata nibble swapped (i1 | i0<<2), values in ascending order",
@@ -155,7 +157,7 @@ func Alternatives(s *suite.Suite, against string) []Alternative {
 		alts = append(alts, Alternative{Class: "llama-adjacent-pairs", Doc: "block_mxfp4 qs packed as adjacent pairs (q[2j] | q[2j+1]<<4) instead of llama.cpp's split halves (q[j] | q[j+16]<<4)",
 			Compute: ggmlAdjacent})
 	}
-	return alts
+	return append(alts, coverageAlternatives(s)...)
 }
 
 // has16BitOutputs reports whether some golden case of s has an F16 or
@@ -272,10 +274,20 @@ func mapCodes(s *suite.Suite, t Task, f func(cf codeFormat, x float32, c uint16)
 	}
 	x, okx := t.Inputs["x"]
 	ref, okr := t.Reference[cf.out]
-	if !okx || !okr || x.DType != tensor.F32 || ref.Len() != x.Len() || (ref.DType.Size() == 2) != cf.wide {
+	if !okx || !okr || ref.Len() != x.Len() || (ref.DType.Size() == 2) != cf.wide {
 		return nil, false, nil
 	}
-	xs := x.F32()
+	var xs []float32
+	switch x.DType {
+	case tensor.F32:
+		xs = x.F32()
+	case tensor.F16, tensor.BF16:
+		// A 16-bit input is read as its exactly widened float32 value.
+		w, _, _ := widened(ops.Tensors{"x": x})
+		xs = w["x"].F32()
+	default:
+		return nil, false, nil
+	}
 	if cf.wide {
 		codes := ref.Bits16()
 		out := make([]uint16, len(codes))
@@ -416,8 +428,32 @@ func ftzInputs(s *suite.Suite, t Task) (ops.Tensors, bool, error) {
 	return out, true, nil
 }
 
-// nibbleSwap swaps the nibbles of every packed-E2M1 output.
+// nibbleSwap swaps the nibbles of every packed-E2M1 output; an op without
+// one that reads packed E2M1 (unpack, dequantize) is rerun on inputs with
+// their nibbles swapped.
 func nibbleSwap(s *suite.Suite, t Task) (ops.Tensors, bool, error) {
+	if out, ok, err := nibbleSwapOutputs(t); ok || err != nil {
+		return out, ok, err
+	}
+	in := ops.Tensors{}
+	any := false
+	for n, x := range t.Inputs {
+		if x.Logical == "e2m1x2" {
+			x, any = mapBytes(x, func(b byte) byte { return b<<4 | b>>4 }), true
+		}
+		in[n] = x
+	}
+	if !any {
+		return nil, false, nil
+	}
+	out, err := ops.Run(s.Op, t.Params, in)
+	if err != nil {
+		return nil, false, nil
+	}
+	return out, true, nil
+}
+
+func nibbleSwapOutputs(t Task) (ops.Tensors, bool, error) {
 	out := ops.Tensors{}
 	any := false
 	for n, r := range t.Reference {
@@ -508,6 +544,15 @@ func nvfp4Alternatives(against string) []Alternative {
 		alts = append(alts, Alternative{Class: "element-rule:mul-rcp-d", Doc: "element scaling x * float32(1/d) with d = float32(s/g), instead of x / d",
 			Compute: func(s *suite.Suite, t Task) (ops.Tensors, bool, error) { return nvfp4Steps(t, base, false, true) }})
 	}
+	if base.PerTensor == nvfp4.EncodeScale {
+		alts = append(alts, Alternative{Class: "per-tensor-rule:rcp-of-decode", Doc: "per-tensor value 1/float32(amax/2688), the reciprocal of the decode scale, instead of float32(2688/amax)",
+			Compute: func(s *suite.Suite, t Task) (ops.Tensors, bool, error) {
+				return nvfp4StepsGlobal(t, base, false, false, func(amax float32) float32 {
+					g := 1 / (amax / nvfp4.GlobalNumerator)
+					return min(g, math.MaxFloat32)
+				})
+			}})
+	}
 	zp := base.FP4
 	zp.Name += "-zero-positive"
 	zp.Zero = fp4.ZeroPositive
@@ -559,6 +604,12 @@ func nvfp4Run(t Task, r nvfp4.Recipe) (ops.Tensors, bool, error) {
 // d still gives x*0, as guarded kernels do). With neither it equals
 // nvfp4.QuantizeWithGlobal (a test holds it to that on the golden set).
 func nvfp4Steps(t Task, r nvfp4.Recipe, rz, rcp bool) (ops.Tensors, bool, error) {
+	return nvfp4StepsGlobal(t, r, rz, rcp, nil)
+}
+
+// nvfp4StepsGlobal is nvfp4Steps with the per-tensor value computed from
+// the tensor amax by global, when not nil and the task does not fix it.
+func nvfp4StepsGlobal(t Task, r nvfp4.Recipe, rz, rcp bool, global func(amax float32) float32) (ops.Tensors, bool, error) {
 	x, ok := t.Inputs["x"]
 	if !ok || x.DType != tensor.F32 || len(x.Shape) != 2 || x.Shape[1]%nvfp4.BlockSize != 0 {
 		return nil, false, nil
@@ -572,6 +623,8 @@ func nvfp4Steps(t Task, r nvfp4.Recipe, rz, rcp bool) (ops.Tensors, bool, error)
 			return nil, false, err
 		}
 		g = float32(f)
+	} else if global != nil {
+		g = global(nvfp4.TensorAmax(xs))
 	} else {
 		g = nvfp4.GlobalFromAmax(nvfp4.TensorAmax(xs), r)
 	}

@@ -46,6 +46,17 @@ type Mutant struct {
 	// the kill rate); the test then requires that it survives, so that
 	// strengthening the golden set shows up as a test to update.
 	Survives string
+	// Equivalent marks a survivor that no input can kill (it computes the
+	// reference's function): it is left out of the kill rate.
+	Equivalent bool
+	// NeedsInput, when set, names the golden input that would kill this
+	// realistic mutant, which the golden set does not have yet: the mutant
+	// must survive and is left out of the kill rate until the input is
+	// added, when the test asks for the mark to be removed.
+	NeedsInput string
+	// Hint, for a mutant outside the library (Class ""), is the class a
+	// partial hint may name: a named behaviour the bug nearly equals.
+	Hint string
 	// Run computes the op the way the mutant does. params are the claimed
 	// profile's op parameters.
 	Run func(params ops.Params, in ops.Tensors) (ops.Tensors, error)
@@ -57,16 +68,25 @@ func (m Mutant) Outputs(s *suite.Suite, set *golden.Set) (map[string]ops.Tensors
 	out := map[string]ops.Tensors{}
 	for _, t := range s.Tasks {
 		c, ok := t.Cases[m.Claim]
-		if !ok {
+		params := ops.Params{}
+		if ok {
+			for k, v := range c.Params {
+				params[k] = v
+			}
+		} else if len(t.Profiles) > 0 && t.Profiles[0] != "" && t.Cases[t.Profiles[0]].Name == t.Profiles[0] {
+			// A bound-mode suite keys a task's cases by case name (its
+			// profiles are bound models, with no case of their own): the
+			// inputs are any case's, the parameters the task's.
+			c = t.Cases[t.Profiles[0]]
+			for k, v := range t.Params {
+				params[k] = v
+			}
+		} else {
 			return nil, fmt.Errorf("mutant %s: task %s has no case for claimed profile %s", m.Name, t.Name, m.Claim)
 		}
 		in, err := set.Inputs(c)
 		if err != nil {
 			return nil, err
-		}
-		params := ops.Params{}
-		for k, v := range c.Params {
-			params[k] = v
 		}
 		o, err := m.Run(params, in)
 		if err != nil {
@@ -321,7 +341,7 @@ func Catalog() []Mutant {
 		edit(&p)
 		return p.Encode
 	}
-	return []Mutant{
+	return append([]Mutant{
 		{Name: "e2m1-ties-away", Suite: "e2m1", Claim: "nvidia", Class: "ties-away",
 			Doc: "E2M1 midpoints rounded away from zero (a floor(|x|+0.5)-style rounder)",
 			Run: codes("e2m1", e2m1(func(p *fp4.Profile) { p.Tie = fp4.TieAway }))},
@@ -423,14 +443,15 @@ func Catalog() []Mutant {
 			Doc: "sparse FP4 GEMV with FMA contraction where the unfused v7 order is claimed",
 			Run: withParams("gemv.sparse_fp4", ops.Params{"schedule": "sparse-v7"})},
 		{Name: "gemv-awq-fused", Suite: "gemv-awq", Claim: "seq", Class: "profile:seq-fma",
-			Survives: "an equivalent mutant, on every input: fp16 x fp16 products are exact in float32, so contracting a*b+c into an FMA never changes a rounding (golden's TestGEMVAWQFusionIrrelevant asserts seq and seq-fma agree)",
-			Doc:      "AWQ GEMV with FMA contraction where the unfused order is claimed",
-			Run:      withParams("gemv.awq", ops.Params{"schedule": "seq-fma"})},
+			Equivalent: true,
+			Survives:   "an equivalent mutant, on every input: fp16 x fp16 products are exact in float32, so contracting a*b+c into an FMA never changes a rounding (golden's TestGEMVAWQFusionIrrelevant asserts seq and seq-fma agree)",
+			Doc:        "AWQ GEMV with FMA contraction where the unfused order is claimed",
+			Run:        withParams("gemv.awq", ops.Params{"schedule": "seq-fma"})},
 		{Name: "q8_1-cpu-sum-for-cuda", Suite: "q8_1", Claim: "cuda", Class: "profile:cpu",
 			Doc: "block_q8_1 s computed as the CPU path does where the CUDA path is claimed",
 			Run: withParams("ggml.q8_1.quantize", ops.Params{"s": "cpu"})},
 		{Name: "e2m1-pack-nibble-swap", Suite: "e2m1-pack", Claim: "default", Class: "nibble-swap",
 			Doc: "E2M1 pack with element 2i in the high nibble",
 			Run: transform("e2m1.pack", swapNibbles("packed"))},
-	}
+	}, append(append(coverageCatalog(), extraCatalog()...), halfBoundCatalog()...)...)
 }

@@ -2,6 +2,7 @@ package mutants
 
 import (
 	"fmt"
+	"math"
 	"sort"
 	"strings"
 	"testing"
@@ -9,8 +10,21 @@ import (
 	"github.com/bitexact/bitexact/conformance/certificate"
 	"github.com/bitexact/bitexact/conformance/suite"
 	"github.com/bitexact/bitexact/golden"
+	"github.com/bitexact/bitexact/refimpl/awq"
+	"github.com/bitexact/bitexact/refimpl/fp4"
 	"github.com/bitexact/bitexact/refimpl/ops"
 )
+
+// pendingSuites are suites whose mutants are catalogued before the suite
+// itself is merged (issue 17's bound-mode and fp16/bf16-input suites, from
+// a parallel branch): their mutants are skipped while the suite is
+// unknown, and the test fails once it is known and still listed here.
+var pendingSuites = map[string]bool{
+	"gemv-bound": true, "gemv-f16-bound": true, "gemv-mxfp4-bound": true, "gemv-awq-bound": true, "gemv-sparse-fp4-bound": true,
+	"e2m1-from-fp16": true, "e4m3-from-fp16": true, "e5m2-from-fp16": true, "e8m0-from-fp16": true,
+	"e2m1-from-bf16": true, "e4m3-from-bf16": true, "e5m2-from-bf16": true, "e8m0-from-bf16": true,
+	"fp16-from-bf16": true, "bf16-from-fp16": true,
+}
 
 func certify(t *testing.T, set *golden.Set, m Mutant) *certificate.Certificate {
 	t.Helper()
@@ -22,7 +36,7 @@ func certify(t *testing.T, set *golden.Set, m Mutant) *certificate.Certificate {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := certificate.Build(certificate.Input{Suite: s, Set: set, Backend: "results", Implementation: "mutant " + m.Name,
+	c, err := certificate.Build(certificate.Input{Suite: s, Set: set, Reference: golden.Native{}, Backend: "results", Implementation: "mutant " + m.Name,
 		Claimed: m.Claim, Outputs: out})
 	if err != nil {
 		t.Fatal(err)
@@ -32,7 +46,10 @@ func certify(t *testing.T, set *golden.Set, m Mutant) *certificate.Certificate {
 
 // TestCatalog: certify rejects every mutant (kill) and the diagnosis
 // names its class (diagnosis); a mutant whose bug is outside the library
-// must be reported as unexplained. The rates are logged for the README.
+// must be reported as unexplained. Every suite has a mutant, every mutant
+// that is not equivalent to the reference is killed (100%), and at least
+// 95% of the killed mutants with a library class are diagnosed with it:
+// the figures of issue 17's done-when, logged for the closing note.
 func TestCatalog(t *testing.T) {
 	set, err := golden.Default()
 	if err != nil {
@@ -43,27 +60,68 @@ func TestCatalog(t *testing.T) {
 		t.Fatalf("catalog has %d mutants, want at least 20", len(cat))
 	}
 	names := map[string]bool{}
-	killed, diagnosable, diagnosed := 0, 0, 0
+	covered := map[string]bool{}
+	killed, killable, diagnosable, diagnosed := 0, 0, 0, 0
+	var pending, waiting []string
 	for _, m := range cat {
 		if names[m.Name] {
 			t.Fatalf("duplicate mutant %s", m.Name)
 		}
 		names[m.Name] = true
+		if _, err := suite.Lookup(m.Suite); err != nil && pendingSuites[m.Suite] {
+			waiting = append(waiting, m.Name)
+			continue
+		}
+		covered[m.Suite] = true
+		if !m.Equivalent && m.NeedsInput == "" {
+			killable++
+			if m.Class != "" {
+				diagnosable++
+			}
+		}
 		t.Run(m.Name, func(t *testing.T) {
-			k, d := judge(t, certify(t, set, m), m.Class, m.Survives)
+			if m.Equivalent && m.Survives == "" {
+				t.Errorf("an equivalent mutant must say why it survives")
+			}
+			c := certify(t, set, m)
+			if m.NeedsInput != "" {
+				if !c.Conforms {
+					t.Errorf("killed now (%s): remove its NeedsInput mark", c.Verdict)
+				} else {
+					pending = append(pending, m.Name)
+					t.Logf("survives until the golden set has: %s", m.NeedsInput)
+				}
+				return
+			}
+			k, d := judgeHint(t, c, m.Class, m.Survives, m.Hint)
 			if k {
 				killed++
-				if m.Class != "" {
-					diagnosable++
-				}
 			}
 			if d {
 				diagnosed++
 			}
 		})
 	}
-	t.Logf("mutants: %d; killed %d (%.0f%%); diagnosed %d of %d with a class in the library (%.0f%%)",
-		len(cat), killed, 100*float64(killed)/float64(len(cat)), diagnosed, diagnosable, 100*float64(diagnosed)/float64(diagnosable))
+	for _, s := range suite.Names() {
+		if !covered[s] {
+			t.Errorf("suite %s has no mutant", s)
+		}
+		if pendingSuites[s] {
+			t.Errorf("suite %s is in this build: remove it from pendingSuites", s)
+		}
+	}
+	if len(waiting) > 0 {
+		t.Logf("%d mutants of suites not in this build yet (pendingSuites): %v", len(waiting), waiting)
+	}
+	t.Logf("mutants: %d (%d equivalent, %d awaiting a golden input %v) over %d suites; killed %d of %d (%.0f%%); diagnosed %d of %d with a class in the library (%.1f%%)",
+		len(cat)-len(waiting), len(cat)-len(waiting)-killable-len(pending), len(pending), pending, len(covered), killed, killable, 100*float64(killed)/float64(killable),
+		diagnosed, diagnosable, 100*float64(diagnosed)/float64(diagnosable))
+	if killed != killable {
+		t.Errorf("kill rate %d of %d: every mutant that is not equivalent must be killed", killed, killable)
+	}
+	if 100*diagnosed < 95*diagnosable {
+		t.Errorf("diagnosis rate %d of %d is under 95%%", diagnosed, diagnosable)
+	}
 }
 
 // judge holds a mutant's certificate to the catalog's rules: a documented
@@ -72,6 +130,12 @@ func TestCatalog(t *testing.T) {
 // library), with a diagnosis that explains nothing. It reports whether
 // the mutant was killed and whether its class was named.
 func judge(t *testing.T, c *certificate.Certificate, class, survives string) (killed, diagnosed bool) {
+	t.Helper()
+	return judgeHint(t, c, class, survives, "")
+}
+
+// judgeHint is judge where a partial hint may also name hint.
+func judgeHint(t *testing.T, c *certificate.Certificate, class, survives, hint string) (killed, diagnosed bool) {
 	t.Helper()
 	if survives != "" {
 		if !c.Conforms {
@@ -85,14 +149,18 @@ func judge(t *testing.T, c *certificate.Certificate, class, survives string) (ki
 		return false, false
 	}
 	if c.Diagnosis == nil {
-		t.Errorf("rejected without a diagnosis")
+		// A bound-mode certificate has no diagnosis: the bound says
+		// whether, not how, a kernel is wrong.
+		if class != "" {
+			t.Errorf("rejected without a diagnosis")
+		}
 		return true, false
 	}
 	var got []string
 	for _, cl := range c.Diagnosis.Classes {
 		got = append(got, cl.Class)
 	}
-	if p := c.Diagnosis.Partial; p != nil && p.Class != class {
+	if p := c.Diagnosis.Partial; p != nil && p.Class != class && (hint == "" || p.Class != hint) {
 		// diagnose.LikelyCause must not show a hint naming another class.
 		t.Errorf("hint %q names %s, not the mutant's class %q", c.Diagnosis.Summary(), p.Class, class)
 	}
@@ -123,7 +191,10 @@ func TestPartialHint(t *testing.T) {
 	}
 	hinted, tried := 0, 0
 	for _, m := range Catalog() {
-		if m.Class == "" || m.Survives != "" {
+		if m.Class == "" || m.Survives != "" || m.NeedsInput != "" {
+			continue
+		}
+		if _, err := suite.Lookup(m.Suite); err != nil && pendingSuites[m.Suite] {
 			continue
 		}
 		t.Run(m.Name, func(t *testing.T) {
@@ -212,6 +283,17 @@ func TestReferenceConforms(t *testing.T) {
 			continue
 		}
 		seen[k] = true
+		if _, err := suite.Lookup(m.Suite); err != nil && pendingSuites[m.Suite] {
+			continue
+		}
+		if s, err := suite.Resolve(set, m.Suite); err != nil {
+			t.Fatal(err)
+		} else if _, ok := s.Tasks[0].Cases[m.Claim]; !ok {
+			// A bound-mode suite: its profiles are bound models, not
+			// cases, and the certificate package holds the reference's
+			// schedules to them.
+			continue
+		}
 		ref := Mutant{Name: "reference", Suite: m.Suite, Claim: m.Claim, Run: withParams(opOf(t, set, m), nil)}
 		c := certify(t, set, ref)
 		if !c.Conforms || c.Diagnosis != nil {
@@ -229,4 +311,43 @@ func opOf(t *testing.T, set *golden.Set, m Mutant) string {
 		t.Fatal(err)
 	}
 	return s.Op
+}
+
+// TestHandWrittenReferences: the hand-written kernels the mutants are
+// built from, without their fault, conform to the claimed profile, so a
+// mutant differs from the reference by its named bug alone.
+func TestHandWrittenReferences(t *testing.T) {
+	set, err := golden.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range []Mutant{
+		{Name: "nvfp4 by hand", Suite: "nvfp4", Claim: "recipe=canonical,swizzle=0", Run: nvfp4ByHand(amaxIgnoreNaN, globalEncode)},
+		{Name: "awq dequantize", Suite: "awq-dequantize", Claim: "cuda", Run: awqDequant(awq.OrderAWQ, 0, false, false)},
+		{Name: "awq dequantize triton", Suite: "awq-dequantize", Claim: "triton", Run: awqDequant(awq.OrderAWQ, 0, true, false)},
+		{Name: "forge", Suite: "awq-quantize", Claim: "forge", Run: awqForge(false, false)},
+		{Name: "reorder int16", Suite: "sparse24-reorder", Claim: "default", Run: reorderMeta(false, 32, 4, true)},
+		{Name: "reorder int32", Suite: "sparse24-reorder-i32", Claim: "default", Run: reorderMeta(true, 16, 2, true)},
+		{Name: "swizzle", Suite: "nvfp4-swizzle", Claim: "default", Run: swizzle(false, false, false)},
+		{Name: "q8_1 cuda", Suite: "q8_1", Claim: "cuda", Run: q81CUDA(math.Round)},
+		{Name: "gemv mxfp4 seq", Suite: "gemv-mxfp4", Claim: "seq", Run: gemvMXFP4Seq(false)},
+		{Name: "unswizzle", Suite: "nvfp4-unswizzle", Claim: "default", Run: unswizzle(false, false)},
+		{Name: "e2m1 decode formula", Suite: "e2m1-decode", Claim: "default", Run: decodeCodes(func(_ ops.Params, b uint8) float32 {
+			if b&6 == 0 { // exponent 0: the subnormal branch
+				return fp4.Decode(b)
+			}
+			return formulaDecode(b&15, 2, 1, 1)
+		})},
+		{Name: "dense float32 accumulation", Suite: "gemv-bound", Claim: "mul32=1,round16=0,out=fp32", Run: gemvAccumulate(false)},
+		{Name: "dense fp16 float32 accumulation", Suite: "gemv-f16-bound", Claim: "mul32=0,round16=0,out=fp32", Run: gemvAccumulate(false)},
+	} {
+		t.Run(m.Name, func(t *testing.T) {
+			if _, err := suite.Lookup(m.Suite); err != nil && pendingSuites[m.Suite] {
+				t.Skipf("suite %s is not in this build yet", m.Suite)
+			}
+			if c := certify(t, set, m); !c.Conforms {
+				t.Errorf("does not conform: %s", c.Verdict)
+			}
+		})
+	}
 }
