@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/bitexact/bitexact/refimpl/fp4"
+	"github.com/bitexact/bitexact/refimpl/internal/codetable"
+	"github.com/bitexact/bitexact/refimpl/unary"
 )
 
 // f32 builds a float32 from its bits.
@@ -230,5 +232,38 @@ func BenchmarkQuantize4096x4096(b *testing.B) {
 		if _, err := Quantize(x, n, n, Canonical); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestTablesAreUnarys: the code tables Quantize reads are, byte for byte,
+// those of refimpl/unary's conversions e2m1/P and e4m3/P, whose
+// EncodeRange the committed exhaustive digests check; and every
+// conversion of those formats that unary tabulates has one here.
+func TestTablesAreUnarys(t *testing.T) {
+	check := func(name string, got *codetable.Table) {
+		t.Helper()
+		c, err := unary.Lookup(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := c.Table()
+		if want == nil || *got != *want {
+			t.Errorf("%s: table differs from unary's", name)
+		}
+	}
+	for p, table := range e2m1Tables {
+		check("e2m1/"+p.Name, table())
+	}
+	for p, table := range e4m3Tables {
+		check("e4m3/"+p.Name, table())
+	}
+	n := 0
+	for _, c := range unary.All() {
+		if (c.Format == "e2m1" || c.Format == "e4m3") && c.Table() != nil {
+			n++
+		}
+	}
+	if n != len(e2m1Tables)+len(e4m3Tables) || n == 0 {
+		t.Errorf("unary tabulates %d E2M1 and E4M3 conversions, nvfp4 holds %d tables", n, len(e2m1Tables)+len(e4m3Tables))
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"math"
 
+	"github.com/bitexact/bitexact/refimpl/internal/codetable"
 	"github.com/bitexact/bitexact/refimpl/tensor"
 	"github.com/bitexact/bitexact/refimpl/unary"
 )
@@ -13,14 +14,14 @@ import (
 // bit pattern (so a NaN's sign and payload reach the encoder) and returns
 // the codes as U8 of x's shape with the given logical format. conv names
 // the unary conversion ("format/profile") that enc computes: its codes are
-// looked up in the conversion's unary.CodeTable, with enc as the path for a conversion
+// looked up in the conversion's code table, with enc as the path for a conversion
 // unary does not list.
 func encodeCodes(x tensor.Tensor, logical, conv string, enc func(float32) uint8) (Tensors, error) {
 	if err := x.Expect("x", tensor.F32); err != nil {
 		return nil, err
 	}
 	c := make([]uint8, len(x.Data)/4)
-	var t *unary.CodeTable
+	var t *codetable.Table
 	if table, ok := codeTables[conv]; ok {
 		t = table()
 	}
@@ -40,11 +41,11 @@ func encodeCodes(x tensor.Tensor, logical, conv string, enc func(float32) uint8)
 }
 
 // codeTables maps each 4- and 8-bit unary conversion name to its
-// unary.CodeTable. A lookup per element replaces a call of the encoder
+// code table. A lookup per element replaces a call of the encoder
 // through a closure and its branches: under GOARCH=wasm a call and a taken
 // branch each cost more than the lookup.
-var codeTables = func() map[string]func() *unary.CodeTable {
-	m := map[string]func() *unary.CodeTable{}
+var codeTables = func() map[string]func() *codetable.Table {
+	m := map[string]func() *codetable.Table{}
 	for _, c := range unary.All() {
 		if c.Width() == 1 {
 			m[c.Name] = c.Table
@@ -57,7 +58,7 @@ var codeTables = func() map[string]func() *unary.CodeTable {
 // to dst (len(src) = 4*len(dst)). Eight codes per iteration: Go's wasm
 // code pays a br_table dispatch for every loop back-edge, more than a
 // lookup costs.
-func lookupCodes(t *unary.CodeTable, dst []uint8, src []byte) {
+func lookupCodes(t *codetable.Table, dst []uint8, src []byte) {
 	src = src[:4*len(dst)]
 	i := 0
 	for ; i+8 <= len(dst); i += 8 {

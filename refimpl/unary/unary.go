@@ -8,12 +8,12 @@ import (
 	"fmt"
 	"math"
 	"strings"
-	"sync"
 
 	"github.com/bitexact/bitexact/refimpl/e8m0"
 	"github.com/bitexact/bitexact/refimpl/fp4"
 	"github.com/bitexact/bitexact/refimpl/fp8"
 	"github.com/bitexact/bitexact/refimpl/half"
+	"github.com/bitexact/bitexact/refimpl/internal/codetable"
 )
 
 // Conversion is one format under one profile.
@@ -34,15 +34,16 @@ type Conversion struct {
 	// It gives exactly Encode's codes (TestEncodeRangeExhaustive); nil, as
 	// in a Conversion built elsewhere, falls back to the loop over Encode.
 	encodeRange func(start uint32, out []byte)
-	// table builds (once) the CodeTable of a 4- or 8-bit conversion.
-	table func() *CodeTable
+	// table builds (once) the code table of a 4- or 8-bit conversion.
+	table func() *codetable.Table
 }
 
-// Table returns the conversion's CodeTable, built on first use, for the
-// package's 4- and 8-bit conversions; nil otherwise (16-bit codes, or a
-// Conversion built elsewhere). The ops that encode whole tensors look
-// codes up in it rather than call Encode per element.
-func (c Conversion) Table() *CodeTable {
+// Table returns the conversion's code table, built on first use, for the
+// package's 4- and 8-bit conversions whose codes are constant over the
+// table's buckets; nil otherwise (16-bit codes, E2M1 under ggml, or a
+// Conversion built elsewhere). The ops of refimpl that encode whole
+// tensors look codes up in it rather than call Encode per element.
+func (c Conversion) Table() *codetable.Table {
 	if c.table == nil {
 		return nil
 	}
@@ -81,77 +82,13 @@ func (c Conversion) EncodeRange(start uint32, out []byte) {
 	}
 }
 
-// bucketShift splits the float32 bit patterns into buckets of 2^19 that
-// share their top 13 bits (sign, exponent, top 4 mantissa bits). Every
-// rounding boundary of the 4- and 8-bit conversions lies at the start of a
-// bucket or one pattern after it: the boundaries are midpoints between
-// neighbouring codes' values (at most 3 mantissa bits plus the halfway bit,
-// so the low 19 bits are zero), the tie rule deciding whether the midpoint
-// itself rounds up (boundary at the midpoint) or down (boundary one pattern
-// above), or E8M0's power-of-two boundaries (2^e exact or 2^e plus one
-// pattern, and 2^-127 = 0x00400000 for subnormals); infinities and NaNs
-// have their own exponent. So such a code is a function of the bucket and
-// of whether the pattern is the bucket's first.
-const bucketShift = 19
-
-// CodeTable gives the code of every float32 pattern under one 4- or 8-bit
-// conversion: for bucket k it holds the code of the bucket's first pattern
-// at 2k+1 and of every other pattern at 2k. The exhaustive test of this
-// package and the committed digests (golden/exhaustive) check that it
-// gives Encode's code for every input.
-type CodeTable [tableLen]uint8
-
-const tableLen = 2 << (32 - bucketShift)
-
-// Code is the code of the float32 with bit pattern b.
-func (t *CodeTable) Code(b uint32) uint8 { return t[slot(b)] }
-
-// tabulated returns the table of enc (built on first use, so that programs
-// that never encode through it do not pay for it) and an EncodeRange body
-// that reads it. A table lookup per element is several times cheaper than
-// calling an encoder, most of all under GOARCH=wasm, where a call costs
-// more than the conversion.
-func tabulated(enc func(b uint32) uint8) (table func() *CodeTable, encodeRange func(start uint32, out []byte)) {
-	table = sync.OnceValue(func() *CodeTable {
-		t := new(CodeTable)
-		for k := range tableLen / 2 {
-			first := uint32(k) << bucketShift
-			t[2*k] = enc(first + 1)
-			t[2*k+1] = enc(first)
-		}
-		return t
-	})
-	return table, func(start uint32, out []byte) { encodeTable(table(), start, out) }
-}
-
-// encodeTable is the loop of tabulated. The patterns of a bucket share
-// their code except the bucket's first, so a range is a few runs of one
-// byte each: the run is filled by doubling copies (a memmove, which
-// GOARCH=wasm compiles to the memory.copy instruction), not by a loop
-// over the elements. Go's wasm code pays several times the native cost
-// per loop iteration; a copy costs the same in both.
-func encodeTable(t *CodeTable, start uint32, out []byte) {
-	const bucket = 1 << bucketShift
-	for i := 0; i < len(out); {
-		b := start + uint32(i)
-		run := out[i:min(len(out), i+bucket-int(b%bucket))]
-		run[0] = t[slot(b)]
-		if rest := run[1:]; len(rest) > 0 {
-			rest[0] = t[slot(b+1)] // b+1 is in b's bucket and not its first
-			for n := 1; n < len(rest); n *= 2 {
-				copy(rest[n:], rest[:n])
-			}
-		}
-		i += len(run)
-	}
-}
-
-// slot is the table index of pattern b.
-func slot(b uint32) uint32 {
-	const low = 1<<bucketShift - 1
-	// (b&low - 1) >> 31 is 1 exactly when b is a bucket's first pattern
-	// (b&low < 2^19, so only 0 wraps).
-	return (b>>bucketShift<<1 | (b&low-1)>>31) & (tableLen - 1)
+// tabulated returns the table of enc (built on first use) and an
+// EncodeRange body that reads it. A table lookup per element is several
+// times cheaper than calling an encoder, most of all under GOARCH=wasm,
+// where a call costs more than the conversion.
+func tabulated(enc func(b uint32) uint8) (table func() *codetable.Table, encodeRange func(start uint32, out []byte)) {
+	table = codetable.Lazy(enc)
+	return table, func(start uint32, out []byte) { table().EncodeRange(start, out) }
 }
 
 var all []Conversion
@@ -167,7 +104,7 @@ func init() {
 			encodeRange: encodeRange, table: table,
 		})
 	}
-	// ggml's E2M1 is not constant over the buckets CodeTable assumes
+	// ggml's E2M1 is not constant over the buckets codetable assumes
 	// (its float32 errors round with the low bits of large inputs), so it
 	// has no table of its own. Below 0x4c000000 it is ties-toward-zero
 	// (the first differing magnitude is 0x4c000003), and from 2^28

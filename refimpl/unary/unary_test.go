@@ -3,6 +3,8 @@ package unary
 import (
 	"math"
 	"testing"
+
+	"github.com/bitexact/bitexact/refimpl/internal/codetable"
 )
 
 // encodeRangeByEncode is EncodeRange as the loop over Encode that it
@@ -26,8 +28,8 @@ func TestEncodeRangeEdges(t *testing.T) {
 	for e := uint32(0); e < 0x200; e++ {
 		starts = append(starts, e<<23-16, e<<23+(1<<22)-16) // 2^x and 1.5*2^x, both signs
 	}
-	for k := uint32(0); k < 1<<(32-bucketShift); k += 3 {
-		starts = append(starts, k<<bucketShift-2)
+	for k := uint32(0); k < 1<<(32-codetable.BucketShift); k += 3 {
+		starts = append(starts, k<<codetable.BucketShift-2)
 	}
 	for _, c := range All() {
 		got := make([]byte, 32*c.Width())
