@@ -29,16 +29,6 @@ encode prints the scale, every element's code, its dequantized value and
 the error. --profile picks the op's recipe (nvfp4) or profile (mxfp4) and
 needs --block.`
 
-// fields are the sign/exponent/mantissa widths of a format's code.
-var fields = map[string][3]int{
-	"e2m1": {1, 2, 1},
-	"e4m3": {1, 4, 3},
-	"e5m2": {1, 5, 2},
-	"e8m0": {0, 8, 0},
-	"bf16": {1, 8, 7},
-	"fp16": {1, 5, 10},
-}
-
 func runEncode(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("encode", "encode [--format F] [--block nvfp4|mxfp4 [--profile P]] VALUE...", encodeHelp, stderr)
 	format := fs.String("format", "", "only this format (e2m1, e4m3, e5m2, e8m0, bf16, fp16)")
@@ -94,7 +84,7 @@ func runEncode(ctx context.Context, args []string, stdout, stderr io.Writer) int
 			} else if first != code {
 				mark = "*"
 			}
-			s, e, m := splitFields(c, code)
+			s, e, m := c.Fields.Binary(code)
 			fmt.Fprintf(tw, "%s\t0x%0*x\t%0*b\t%s\t%s\t%s\t%s\t%s\n", c.Name, (c.Bits+3)/4, code, c.Bits, code, s, e, m, fmtValue(c.Decode(code)), mark)
 		}
 		tw.Flush()
@@ -137,21 +127,6 @@ func valuesLast(fs *flag.FlagSet, args []string) []string {
 	return append(append(flags, "--"), values...)
 }
 
-func splitFields(c unary.Conversion, code uint32) (s, e, m string) {
-	f, ok := fields[c.Format]
-	if !ok {
-		return "", "", ""
-	}
-	bin := func(v uint32, n int) string {
-		if n == 0 {
-			return "-"
-		}
-		return fmt.Sprintf("%0*b", n, v)
-	}
-	mb, eb, sb := f[2], f[1], f[0]
-	return bin(code>>(eb+mb)&(1<<sb-1), sb), bin(code>>mb&(1<<eb-1), eb), bin(code&(1<<mb-1), mb)
-}
-
 // parseValue reads one VALUE argument.
 func parseValue(a string) (float32, error) {
 	s := strings.ToLower(strings.TrimSpace(a))
@@ -189,14 +164,4 @@ func asNumError(err error, ne **strconv.NumError) bool {
 
 // fmtValue prints a float32 exactly (shortest round-trip form), keeping
 // the sign of zero and NaN.
-func fmtValue(v float32) string {
-	if v != v {
-		b := math.Float32bits(v)
-		sign := ""
-		if b>>31 != 0 {
-			sign = "-"
-		}
-		return fmt.Sprintf("%sNaN(0x%08x)", sign, b)
-	}
-	return strconv.FormatFloat(float64(v), 'g', -1, 32)
-}
+func fmtValue(v float32) string { return unary.FormatValue(v) }

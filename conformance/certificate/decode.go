@@ -6,12 +6,9 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/bitexact/bitexact/refimpl/e8m0"
-	"github.com/bitexact/bitexact/refimpl/fp4"
-	"github.com/bitexact/bitexact/refimpl/fp8"
-	"github.com/bitexact/bitexact/refimpl/half"
 	"github.com/bitexact/bitexact/refimpl/ops"
 	"github.com/bitexact/bitexact/refimpl/tensor"
+	"github.com/bitexact/bitexact/refimpl/unary"
 )
 
 // Mismatch is one differing output element, decoded.
@@ -115,8 +112,9 @@ func bitsStr(v uint32, n int) string {
 	return fmt.Sprintf("%0*b", n, v)
 }
 
-func e2m1Fields(c uint8) string {
-	return fmt.Sprintf("s=%d e=%s m=%s", c>>3&1, bitsStr(uint32(c>>1&3), 2), bitsStr(uint32(c&1), 1))
+// codeOf decodes one code of a reference format: its value and fields.
+func codeOf(code string, f unary.Format, c uint32) Code {
+	return Code{code, fmtFloat(float64(f.Decode(c))), f.Fields.Describe(c)}
 }
 
 // DecodeElement decodes one stored element of a tensor of dtype d and
@@ -127,29 +125,21 @@ func DecodeElement(d tensor.DType, logical string, b []byte) Code {
 		u = u<<8 | uint64(b[i])
 	}
 	code := fmt.Sprintf("0x%0*x", 2*len(b), u)
+	if f, err := unary.LookupFormat(logical); err == nil && f.Fields.Bits() <= 8 && len(b) == 1 {
+		return codeOf(code, f, uint32(b[0]))
+	}
 	switch {
-	case logical == "e2m1" && len(b) == 1:
-		return Code{code, fmtFloat(float64(fp4.Decode(b[0]))), e2m1Fields(b[0] & 15)}
 	case logical == "e2m1x2" && len(b) == 1:
-		lo, hi := b[0]&15, b[0]>>4
-		return Code{code, fmt.Sprintf("lo %s, hi %s", fmtFloat(float64(fp4.Decode(lo))), fmtFloat(float64(fp4.Decode(hi)))),
-			"lo: " + e2m1Fields(lo) + "; hi: " + e2m1Fields(hi)}
-	case (logical == "e4m3" || logical == "e5m2") && len(b) == 1:
-		f, _ := fp8.LookupFormat(logical)
-		c := b[0]
-		return Code{code, fmtFloat(float64(f.Decode(c))),
-			fmt.Sprintf("s=%d e=%s m=%s", c>>7, bitsStr(uint32(c>>f.ManBits)&(1<<f.ExpBits-1), f.ExpBits), bitsStr(uint32(c)&(1<<f.ManBits-1), f.ManBits))}
-	case logical == "e8m0" && len(b) == 1:
-		return Code{code, fmtFloat(float64(e8m0.Decode(b[0]))), fmt.Sprintf("e=%d (2^%d)", b[0], int(b[0])-127)}
+		e2m1 := mustFormat("e2m1")
+		lo, hi := codeOf(code, e2m1, uint32(b[0]&15)), codeOf(code, e2m1, uint32(b[0]>>4))
+		return Code{code, "lo " + lo.Value + ", hi " + hi.Value, "lo: " + lo.Fields + "; hi: " + hi.Fields}
 	case d == tensor.F32:
 		v := uint32(u)
-		return Code{code, fmtFloat(float64(math.Float32frombits(v))), fmt.Sprintf("s=%d e=%s m=%s", v>>31, bitsStr(v>>23&0xff, 8), bitsStr(v&0x7fffff, 23))}
+		return Code{code, fmtFloat(float64(math.Float32frombits(v))), unary.Float32Fields.Describe(v)}
 	case d == tensor.F16:
-		v := uint16(u)
-		return Code{code, fmtFloat(float64(half.DecodeFP16(v))), fmt.Sprintf("s=%d e=%s m=%s", v>>15, bitsStr(uint32(v>>10&0x1f), 5), bitsStr(uint32(v&0x3ff), 10))}
+		return codeOf(code, mustFormat("fp16"), uint32(u))
 	case d == tensor.BF16:
-		v := uint16(u)
-		return Code{code, fmtFloat(float64(half.DecodeBF16(v))), fmt.Sprintf("s=%d e=%s m=%s", v>>15, bitsStr(uint32(v>>7&0xff), 8), bitsStr(uint32(v&0x7f), 7))}
+		return codeOf(code, mustFormat("bf16"), uint32(u))
 	case d == tensor.I32 || d == tensor.U32:
 		var nib []string
 		for i := 7; i >= 0; i-- {
@@ -158,4 +148,13 @@ func DecodeElement(d tensor.DType, logical string, b []byte) Code {
 		return Code{code, fmt.Sprint(int32(uint32(u))), "nibbles 7..0: " + strings.Join(nib, " ")}
 	}
 	return Code{code, fmt.Sprint(u), "byte " + bitsStr(uint32(u), 8*len(b))}
+}
+
+// mustFormat is a format that unary lists.
+func mustFormat(name string) unary.Format {
+	f, err := unary.LookupFormat(name)
+	if err != nil {
+		panic(err)
+	}
+	return f
 }

@@ -23,6 +23,9 @@ type Conversion struct {
 	Format, Profile string
 	// Bits is the code width: 4 (E2M1), 8 (FP8, E8M0) or 16 (BF16, FP16).
 	Bits int
+	// Fields are the code's sign, exponent and mantissa widths and bias,
+	// those of the format (LookupFormat).
+	Fields Fields
 	// Source says where the profile's behaviour comes from.
 	Source string
 	Encode func(float32) uint32
@@ -36,6 +39,12 @@ type Conversion struct {
 	encodeRange func(start uint32, out []byte)
 	// table builds (once) the code table of a 4- or 8-bit conversion.
 	table func() *codetable.Table
+}
+
+// Describe spells a code with its decoded value and its fields: for
+// e4m3 0x7e, "0x7e = 448 (s=0 e=1111 m=110)".
+func (c Conversion) Describe(code uint32) string {
+	return Format{Name: c.Format, Fields: c.Fields, Decode: c.Decode}.Describe(code)
 }
 
 // Table returns the conversion's code table, built on first use, for the
@@ -93,16 +102,21 @@ func tabulated(enc func(b uint32) uint8) (table func() *codetable.Table, encodeR
 
 var all []Conversion
 
+// conversion is the Conversion of the named format under a profile: the
+// format gives the width, fields and decoder.
+func conversion(format, profile, source string, enc func(float32) uint32) Conversion {
+	f := mustFormat(format)
+	return Conversion{Name: format + "/" + profile, Format: format, Profile: profile, Bits: f.Fields.Bits(),
+		Fields: f.Fields, Source: source, Encode: enc, Decode: f.Decode}
+}
+
 func init() {
 	for _, p := range fp4.Profiles() {
 		p := p
 		table, encodeRange := tabulated(func(b uint32) uint8 { return p.Encode(math.Float32frombits(b)) })
-		all = append(all, Conversion{
-			Name: "e2m1/" + p.Name, Format: "e2m1", Profile: p.Name, Bits: 4, Source: p.Source,
-			Encode:      func(x float32) uint32 { return uint32(p.Encode(x)) },
-			Decode:      func(c uint32) float32 { return fp4.Decode(uint8(c)) },
-			encodeRange: encodeRange, table: table,
-		})
+		c := conversion("e2m1", p.Name, p.Source, func(x float32) uint32 { return uint32(p.Encode(x)) })
+		c.encodeRange, c.table = encodeRange, table
+		all = append(all, c)
 	}
 	// ggml's E2M1 is not constant over the buckets codetable assumes
 	// (its float32 errors round with the low bits of large inputs), so it
@@ -113,25 +127,22 @@ func init() {
 	// one. golden/exhaustive's digest, computed through Encode, checks it.
 	ttz := fp4.TiesTowardZero
 	ttzTable, _ := tabulated(func(b uint32) uint8 { return ttz.Encode(math.Float32frombits(b)) })
-	all = append(all, Conversion{
-		Name: "e2m1/" + fp4.GGML.Name, Format: "e2m1", Profile: fp4.GGML.Name, Bits: 4, Source: fp4.GGML.Source,
-		Encode: func(x float32) uint32 { return uint32(fp4.GGML.Encode(x)) },
-		Decode: func(c uint32) float32 { return fp4.Decode(uint8(c)) },
-		encodeRange: func(start uint32, out []byte) {
-			t := ttzTable()
-			for i := range out {
-				b := start + uint32(i)
-				switch a := b & 0x7fffffff; {
-				case a < 0x4c000000:
-					out[i] = t.Code(b)
-				case a >= 0x4d800000:
-					out[i] = 0
-				default:
-					out[i] = fp4.GGML.Encode(math.Float32frombits(b))
-				}
+	ggml := conversion("e2m1", fp4.GGML.Name, fp4.GGML.Source, func(x float32) uint32 { return uint32(fp4.GGML.Encode(x)) })
+	ggml.encodeRange = func(start uint32, out []byte) {
+		t := ttzTable()
+		for i := range out {
+			b := start + uint32(i)
+			switch a := b & 0x7fffffff; {
+			case a < 0x4c000000:
+				out[i] = t.Code(b)
+			case a >= 0x4d800000:
+				out[i] = 0
+			default:
+				out[i] = fp4.GGML.Encode(math.Float32frombits(b))
 			}
-		},
-	})
+		}
+	}
+	all = append(all, ggml)
 	for _, f := range []fp8.Format{fp8.E4M3, fp8.E5M2} {
 		for _, p := range fp8.Profiles() {
 			f, p := f, p
@@ -139,49 +150,35 @@ func init() {
 				continue
 			}
 			table, encodeRange := tabulated(func(b uint32) uint8 { return f.Encode(math.Float32frombits(b), p) })
-			all = append(all, Conversion{
-				Name: f.Name + "/" + p.Name, Format: f.Name, Profile: p.Name, Bits: 8, Source: p.Source,
-				Encode:      func(x float32) uint32 { return uint32(f.Encode(x, p)) },
-				Decode:      func(c uint32) float32 { return f.Decode(uint8(c)) },
-				encodeRange: encodeRange, table: table,
-			})
+			c := conversion(f.Name, p.Name, p.Source, func(x float32) uint32 { return uint32(f.Encode(x, p)) })
+			c.encodeRange, c.table = encodeRange, table
+			all = append(all, c)
 		}
 	}
 	for _, r := range e8m0.Roundings() {
 		r := r
 		table, encodeRange := tabulated(func(b uint32) uint8 { return r.Encode(math.Float32frombits(b)) })
-		all = append(all, Conversion{
-			Name: "e8m0/" + r.Name, Format: "e8m0", Profile: r.Name, Bits: 8, Source: r.Source,
-			Encode:      func(x float32) uint32 { return uint32(r.Encode(x)) },
-			Decode:      func(c uint32) float32 { return e8m0.Decode(uint8(c)) },
-			encodeRange: encodeRange, table: table,
-		})
+		c := conversion("e8m0", r.Name, r.Source, func(x float32) uint32 { return uint32(r.Encode(x)) })
+		c.encodeRange, c.table = encodeRange, table
+		all = append(all, c)
 	}
 	for _, p := range half.Profiles() {
 		p := p
 		if !p.Has("bf16") {
 			continue
 		}
-		all = append(all, Conversion{
-			Name: "bf16/" + p.Name, Format: "bf16", Profile: p.Name, Bits: 16,
-			Source:      "bfloat16: roundTiesToEven on the top 16 bits; " + p.Source,
-			Encode:      func(x float32) uint32 { return uint32(p.EncodeBF16(x)) },
-			Decode:      func(c uint32) float32 { return half.DecodeBF16(uint16(c)) },
-			encodeRange: func(start uint32, out []byte) { encodeBF16Range(p, start, out) },
-		})
+		c := conversion("bf16", p.Name, "bfloat16: roundTiesToEven on the top 16 bits; "+p.Source, func(x float32) uint32 { return uint32(p.EncodeBF16(x)) })
+		c.encodeRange = func(start uint32, out []byte) { encodeBF16Range(p, start, out) }
+		all = append(all, c)
 	}
 	for _, p := range half.Profiles() {
 		p := p
 		if !p.Has("fp16") {
 			continue
 		}
-		all = append(all, Conversion{
-			Name: "fp16/" + p.Name, Format: "fp16", Profile: p.Name, Bits: 16,
-			Source:      "IEEE binary16 through github.com/x448/float16; " + p.Source,
-			Encode:      func(x float32) uint32 { return uint32(p.EncodeFP16(x)) },
-			Decode:      func(c uint32) float32 { return half.DecodeFP16(uint16(c)) },
-			encodeRange: func(start uint32, out []byte) { encodeFP16Range(p, start, out) },
-		})
+		c := conversion("fp16", p.Name, "IEEE binary16 through github.com/x448/float16; "+p.Source, func(x float32) uint32 { return uint32(p.EncodeFP16(x)) })
+		c.encodeRange = func(start uint32, out []byte) { encodeFP16Range(p, start, out) }
+		all = append(all, c)
 	}
 }
 

@@ -33,7 +33,6 @@ import (
 	"github.com/bitexact/bitexact/refimpl/awq"
 	"github.com/bitexact/bitexact/refimpl/e8m0"
 	"github.com/bitexact/bitexact/refimpl/fp4"
-	"github.com/bitexact/bitexact/refimpl/fp8"
 	"github.com/bitexact/bitexact/refimpl/nvfp4"
 	"github.com/bitexact/bitexact/refimpl/ops"
 	"github.com/bitexact/bitexact/refimpl/sparse24"
@@ -184,29 +183,28 @@ type OpDoc struct {
 	Params map[string]string `json:"params"`
 }
 
-// formats lists the field widths of each format of unary.All(), in its
-// order. The FP8 widths come from the reference's Format values; the
-// others are fixed by their definitions (OCP MX v1.0 for E2M1 and E8M0,
-// IEEE 754 binary16, bfloat16 as the top half of binary32).
+// decodeOps are the ops that decode each format's codes, by format name.
+var decodeOps = map[string]DecodeOp{
+	"e2m1": {Op: "e2m1.decode", Input: "codes", DType: "U8", Logical: "e2m1"},
+	"e4m3": {Op: "fp8.decode", Params: map[string]string{"format": "e4m3"}, Input: "codes", DType: "U8", Logical: "e4m3"},
+	"e5m2": {Op: "fp8.decode", Params: map[string]string{"format": "e5m2"}, Input: "codes", DType: "U8", Logical: "e5m2"},
+	"e8m0": {Op: "e8m0.decode", Input: "codes", DType: "U8", Logical: "e8m0"},
+	"bf16": {Op: "bf16.decode", Input: "y", DType: "BF16"},
+	"fp16": {Op: "fp16.decode", Input: "y", DType: "F16"},
+}
+
+// formats lists each format of unary.All(), in its order, with its fields
+// and specials as the reference declares them (unary.Formats) and the op
+// that decodes it.
 func formats() []Format {
-	fs := []Format{
-		{Name: "e2m1", Fields: [3]int{1, 2, 1}, Bias: 1, Specials: "none: every code is a number (no Inf, no NaN); 0x8 is -0",
-			Decode: DecodeOp{Op: "e2m1.decode", Input: "codes", DType: "U8", Logical: "e2m1"}},
-		{Name: fp8.E4M3.Name, Fields: [3]int{1, fp8.E4M3.ExpBits, fp8.E4M3.ManBits}, Bias: fp8.E4M3.Bias, Specials: "S.1111.111 is NaN; there is no Inf (S.1111.110 = ±448 is a number)",
-			Decode: DecodeOp{Op: "fp8.decode", Params: map[string]string{"format": "e4m3"}, Input: "codes", DType: "U8", Logical: "e4m3"}},
-		{Name: fp8.E5M2.Name, Fields: [3]int{1, fp8.E5M2.ExpBits, fp8.E5M2.ManBits}, Bias: fp8.E5M2.Bias, Specials: "exponent 11111: Inf (mantissa 0) or NaN, as in IEEE 754",
-			Decode: DecodeOp{Op: "fp8.decode", Params: map[string]string{"format": "e5m2"}, Input: "codes", DType: "U8", Logical: "e5m2"}},
-		{Name: "e8m0", Fields: [3]int{0, 8, 0}, Bias: 127, Specials: "0xff is NaN; no sign, no zero (0x00 is 2^-127)",
-			Decode: DecodeOp{Op: "e8m0.decode", Input: "codes", DType: "U8", Logical: "e8m0"}},
-		{Name: "bf16", Fields: [3]int{1, 8, 7}, Bias: 127, Specials: "exponent all ones: Inf (mantissa 0) or NaN, as in IEEE 754",
-			Decode: DecodeOp{Op: "bf16.decode", Input: "y", DType: "BF16"}},
-		{Name: "fp16", Fields: [3]int{1, 5, 10}, Bias: 15, Specials: "exponent all ones: Inf (mantissa 0) or NaN (IEEE 754 binary16)",
-			Decode: DecodeOp{Op: "fp16.decode", Input: "y", DType: "F16"}},
-	}
-	for i := range fs {
-		if fs[i].Decode.Params == nil {
-			fs[i].Decode.Params = map[string]string{}
+	var fs []Format
+	for _, f := range unary.Formats() {
+		d := decodeOps[f.Name]
+		if d.Params == nil {
+			d.Params = map[string]string{}
 		}
+		fs = append(fs, Format{Name: f.Name, Fields: [3]int{f.Fields.Sign, f.Fields.Exp, f.Fields.Man}, Bias: f.Fields.Bias,
+			Specials: f.Specials, Decode: d})
 	}
 	return fs
 }
