@@ -5,6 +5,7 @@ package cuda
 import (
 	"context"
 	"fmt"
+	"maps"
 	"strings"
 
 	"github.com/bitexact/bitexact/conformance/gate"
@@ -69,14 +70,17 @@ var kernels = gate.Table[*Device]{
 // Kernels lists every kernel with its claim.
 var Kernels = kernels.Kernels()
 
-// opDefaults are the parameter defaults of the refimpl/ops operations
-// (refimpl/ops: e2m1.encode's profile defaults to nvidia), so that a case
-// that leaves a parameter out selects the kernel of the default.
-var opDefaults = map[string]map[string]string{
-	"e2m1.encode":    {"profile": "nvidia"},
-	"nvfp4.quantize": {"recipe": "canonical"},
-	"mxfp4.quantize": {"profile": "nvidia"},
-	"awq.quantize":   {"quantizer": "forge"},
+// opDefaults are refimpl/ops' parameter defaults (ops.Op.Defaults) of the
+// ops the kernels claim, so that a case leaving a parameter out selects
+// the kernel of the default (e2m1.encode's profile: nvidia).
+func opDefaults() map[string]map[string]string {
+	m := map[string]map[string]string{}
+	for _, k := range Kernels {
+		if op, err := ops.Lookup(k.Op); err == nil && len(op.Defaults) > 0 {
+			m[k.Op] = maps.Clone(op.Defaults)
+		}
+	}
+	return m
 }
 
 func acceptsV7(p ops.Params) bool {
@@ -93,7 +97,9 @@ func acceptsMMVQ(p ops.Params) bool {
 // reference operation on the kernel that claims it (a golden.Engine) and
 // each conversion on its kernel's _range form, computed on the GPU (an
 // exhaustive.Unary).
-func NewEngine(d *Device) gate.Engine { return gate.Engine{Backend: launcher{d}, Defaults: opDefaults} }
+func NewEngine(d *Device) gate.Engine {
+	return gate.Engine{Backend: launcher{d}, Defaults: opDefaults()}
+}
 
 // launcher is the gate.Backend of the CUDA kernels on a Device.
 type launcher struct{ d *Device }

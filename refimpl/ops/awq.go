@@ -15,9 +15,10 @@ func init() {
 			"quantizer": "forge (default; absmax/7, u = q+8, z = 8) | autoawq (AutoAWQ zero-point quantizer in fp16 and its GEMM repack, as on torch CUDA) | autoawq-x86 (the same on torch CPU x86-64: a repack overflow casts to 0x80000000)",
 			"group":     "group size G along IC (default 128; -1 = IC)",
 		},
-		Inputs:  []string{"w"},
-		Outputs: []string{"qweight", "qzeros", "scales"},
-		Run:     runAWQQuantize,
+		Defaults: Params{"quantizer": awq.Forge.Name, "group": "128"},
+		Inputs:   []string{"w"},
+		Outputs:  []string{"qweight", "qzeros", "scales"},
+		Run:      runAWQQuantize,
 	})
 	register(Op{
 		Name: "awq.pack",
@@ -25,9 +26,10 @@ func init() {
 		Params: map[string]string{
 			"layout": "awq (default) | awq-gemv | gptq-v1 | gptq-v2 | compressed-tensors",
 		},
-		Inputs:  []string{"q"},
-		Outputs: []string{"qweight", "qzeros"},
-		Run:     runAWQPack,
+		Defaults: Params{"layout": awq.AWQ.Name},
+		Inputs:   []string{"q"},
+		Outputs:  []string{"qweight", "qzeros"},
+		Run:      runAWQPack,
 	})
 	register(Op{
 		Name: "awq.unpack",
@@ -37,9 +39,10 @@ func init() {
 			"ic":     "IC (default: from the qweight shape; required for compressed-tensors when IC % 8 != 0)",
 			"group":  "group size G (default: IC / rows of qzeros for layouts whose qzeros rows are groups; required for awq-gemv)",
 		},
-		Inputs:  []string{"qweight"},
-		Outputs: []string{"q", "zeros"},
-		Run:     runAWQUnpack,
+		Defaults: Params{"layout": awq.AWQ.Name},
+		Inputs:   []string{"qweight"},
+		Outputs:  []string{"q", "zeros"},
+		Run:      runAWQUnpack,
 	})
 	register(Op{
 		Name: "awq.dequantize",
@@ -48,9 +51,10 @@ func init() {
 			"group":  "group size G (default: IC / rows of scales; -1 = IC)",
 			"kernel": "cuda (default; vLLM's CUDA kernel, fma with +0: zero -> +0) | triton (vLLM's triton kernel: (u - z) * s, -0 where u = z and s < 0)",
 		},
-		Inputs:  []string{"qweight", "qzeros", "scales"},
-		Outputs: []string{"w"},
-		Run:     runAWQDequantize,
+		Defaults: Params{"kernel": awq.KernelCUDA.Name},
+		Inputs:   []string{"qweight", "qzeros", "scales"},
+		Outputs:  []string{"w"},
+		Run:      runAWQDequantize,
 	})
 }
 
@@ -83,7 +87,7 @@ func awqRank2(t tensor.Tensor, name string, d tensor.DType) error {
 }
 
 func runAWQQuantize(p Params, in Tensors) (Tensors, error) {
-	qz, err := awq.QuantizerByName(p.Get("quantizer", "forge"))
+	qz, err := awq.QuantizerByName(p["quantizer"])
 	if err != nil {
 		return nil, err
 	}
@@ -92,7 +96,7 @@ func runAWQQuantize(p Params, in Tensors) (Tensors, error) {
 		return nil, err
 	}
 	ic, oc := w.Shape[0], w.Shape[1]
-	g, err := awqGroup(p, ic, 128)
+	g, err := awqGroup(p, ic, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -125,7 +129,7 @@ func runAWQQuantize(p Params, in Tensors) (Tensors, error) {
 }
 
 func runAWQPack(p Params, in Tensors) (Tensors, error) {
-	l, err := awq.LayoutByName(p.Get("layout", "awq"))
+	l, err := awq.LayoutByName(p["layout"])
 	if err != nil {
 		return nil, err
 	}
@@ -160,7 +164,7 @@ func runAWQPack(p Params, in Tensors) (Tensors, error) {
 }
 
 func runAWQUnpack(p Params, in Tensors) (Tensors, error) {
-	l, err := awq.LayoutByName(p.Get("layout", "awq"))
+	l, err := awq.LayoutByName(p["layout"])
 	if err != nil {
 		return nil, err
 	}
@@ -215,7 +219,7 @@ func runAWQUnpack(p Params, in Tensors) (Tensors, error) {
 }
 
 func runAWQDequantize(p Params, in Tensors) (Tensors, error) {
-	k, err := awq.KernelByName(p.Get("kernel", "cuda"))
+	k, err := awq.KernelByName(p["kernel"])
 	if err != nil {
 		return nil, err
 	}

@@ -41,15 +41,16 @@ func init() {
 		Doc:  "E8M0 codes -> exact float32 2^(c-127) (0x00 -> 2^-127; 0xFF -> NaN 0x7fc00000, or +Inf under profile ggml)",
 		Params: map[string]string{"profile": "ocp (default; the OCP MX spec: 0xFF is NaN) | " +
 			"ggml (ggml_e8m0_to_fp32, whose NaN branch is commented out: 0xFF -> +Inf, recorded from ggml compiled unmodified)"},
-		Inputs:  []string{"codes"},
-		Outputs: []string{"x"},
+		Defaults: Params{"profile": "ocp"},
+		Inputs:   []string{"codes"},
+		Outputs:  []string{"x"},
 		Run: func(p Params, in Tensors) (Tensors, error) {
 			c := in["codes"]
 			if err := checkCodesU8(c, "codes", "e8m0"); err != nil {
 				return nil, err
 			}
 			var decode func(uint8) float32
-			switch name := p.Get("profile", "ocp"); name {
+			switch name := p["profile"]; name {
 			case "ocp":
 				decode = e8m0.Decode
 			case "ggml":
@@ -71,8 +72,9 @@ func init() {
 			"mode": "floor | ceil | even | rceil (required)",
 			"elem": "element format: e2m1 (default; emax 2, max 6)",
 		},
-		Inputs:  []string{"amax"},
-		Outputs: []string{"scale"},
+		Defaults: Params{"elem": "e2m1"},
+		Inputs:   []string{"amax"},
+		Outputs:  []string{"scale"},
 		Run: func(p Params, in Tensors) (Tensors, error) {
 			modeName, err := param8(p, "mode")
 			if err != nil {
@@ -82,7 +84,7 @@ func init() {
 			if err != nil {
 				return nil, err
 			}
-			name := p.Get("elem", "e2m1")
+			name := p["elem"]
 			el, ok := e8m0ScaleElems[name]
 			if !ok {
 				return nil, fmt.Errorf("unknown elem %q (known: e2m1)", name)

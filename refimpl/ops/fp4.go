@@ -12,13 +12,14 @@ import (
 // the low nibble (fp4.Pack).
 func init() {
 	register(Op{
-		Name:    "e2m1.encode",
-		Doc:     "float32 -> E2M1 codes (one per byte) under a named rounding profile (fp4.Profile)",
-		Params:  map[string]string{"profile": "nvidia (default) | sw-sm121 | ml_dtypes | cutlass | ties-away | ties-toward-zero"},
-		Inputs:  []string{"x"},
-		Outputs: []string{"codes"},
+		Name:     "e2m1.encode",
+		Doc:      "float32 -> E2M1 codes (one per byte) under a named rounding profile (fp4.Profile)",
+		Params:   map[string]string{"profile": "nvidia (default) | sw-sm121 | ml_dtypes | cutlass | ties-away | ties-toward-zero"},
+		Defaults: Params{"profile": fp4.NVIDIA.Name},
+		Inputs:   []string{"x"},
+		Outputs:  []string{"codes"},
 		Run: func(p Params, in Tensors) (Tensors, error) {
-			prof, err := fp4.Lookup(p.Get("profile", fp4.NVIDIA.Name))
+			prof, err := fp4.Lookup(p["profile"])
 			if err != nil {
 				return nil, err
 			}

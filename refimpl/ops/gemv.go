@@ -23,18 +23,20 @@ func init() {
 			"schedule":     schedDoc("sparse-v7"),
 			"scale_decode": "e4m3fn (0x7F/0xFF are NaN; default) | dgx_lut (dgx-vllm host table: 0x7F = 480, 0xFF = -480)",
 		},
-		Inputs:  []string{"comp", "meta", "scales", "global", "act", "experts"},
-		Outputs: []string{"y"},
-		Run:     runSparseFP4,
+		Defaults: Params{"schedule": "sparse-v7", "scale_decode": "e4m3fn"},
+		Inputs:   []string{"comp", "meta", "scales", "global", "act", "experts"},
+		Outputs:  []string{"y"},
+		Run:      runSparseFP4,
 	})
 	register(Op{
 		Name: "gemv.mxfp4_q8_1",
 		Doc: "llama.cpp MXFP4 x Q8_1 GEMV (vec_dot_mxfp4_q8_1), bit-exact under the declared schedule: " +
 			"w U8 [N,K/32,17] (block_mxfp4: e, qs[16], qs[j] low nibble = element j, high = j+16), act U8 [K/32,36] (block_q8_1: fp16 d, fp16 s, int8 qs[32]) -> y [N] (F32, or F16 for an fp16-out schedule)",
-		Params:  map[string]string{"schedule": schedDoc("mmvq")},
-		Inputs:  []string{"w", "act"},
-		Outputs: []string{"y"},
-		Run:     runMXFP4Q81,
+		Params:   map[string]string{"schedule": schedDoc("mmvq")},
+		Defaults: Params{"schedule": "mmvq"},
+		Inputs:   []string{"w", "act"},
+		Outputs:  []string{"y"},
+		Run:      runMXFP4Q81,
 	})
 	register(Op{
 		Name: "gemv.awq",
@@ -44,9 +46,10 @@ func init() {
 			"schedule": schedDoc("seq-f16out"),
 			"group":    "AWQ group size G along IC (default 128)",
 		},
-		Inputs:  []string{"qweight", "qzeros", "scales", "x"},
-		Outputs: []string{"y"},
-		Run:     runAWQ,
+		Defaults: Params{"schedule": "seq-f16out", "group": "128"},
+		Inputs:   []string{"qweight", "qzeros", "scales", "x"},
+		Outputs:  []string{"y"},
+		Run:      runAWQ,
 	})
 	register(Op{
 		Name: "gemv.exact",
@@ -58,14 +61,15 @@ func init() {
 			"round16": "fp16 roundings on each term's path, e.g. 1 for fp16 split-K partials (default 0)",
 			"out":     "fp32 (default) | fp16: the kernel's output precision",
 		},
-		Inputs:  []string{"w", "x"},
-		Outputs: []string{"exact", "within", "error_ulp", "bound_ulp"},
-		Run:     runExact,
+		Defaults: Params{"mul32": "0", "round16": "0", "out": "fp32"},
+		Inputs:   []string{"w", "x"},
+		Outputs:  []string{"exact", "within", "error_ulp", "bound_ulp"},
+		Run:      runExact,
 	})
 }
 
-func gemvSchedule(p Params, def string) (gemv.Schedule, error) {
-	s, err := gemv.Lookup(p.Get("schedule", def))
+func gemvSchedule(p Params) (gemv.Schedule, error) {
+	s, err := gemv.Lookup(p["schedule"])
 	if err != nil {
 		return gemv.Schedule{}, fmt.Errorf("parameter schedule: %w", err)
 	}
@@ -104,12 +108,12 @@ func gemvRank(t tensor.Tensor, name string, d tensor.DType, rank int) error {
 }
 
 func runSparseFP4(p Params, in Tensors) (Tensors, error) {
-	s, err := gemvSchedule(p, "sparse-v7")
+	s, err := gemvSchedule(p)
 	if err != nil {
 		return nil, err
 	}
 	var dec gemv.ScaleDecode
-	switch v := p.Get("scale_decode", "e4m3fn"); v {
+	switch v := p["scale_decode"]; v {
 	case "e4m3fn":
 		dec = gemv.E4M3FN
 	case "dgx_lut":
@@ -164,7 +168,7 @@ func runSparseFP4(p Params, in Tensors) (Tensors, error) {
 }
 
 func runMXFP4Q81(p Params, in Tensors) (Tensors, error) {
-	s, err := gemvSchedule(p, "mmvq")
+	s, err := gemvSchedule(p)
 	if err != nil {
 		return nil, err
 	}
@@ -184,11 +188,11 @@ func runMXFP4Q81(p Params, in Tensors) (Tensors, error) {
 }
 
 func runAWQ(p Params, in Tensors) (Tensors, error) {
-	s, err := gemvSchedule(p, "seq-f16out")
+	s, err := gemvSchedule(p)
 	if err != nil {
 		return nil, err
 	}
-	g, err := p.Int("group", 128)
+	g, err := p.Int("group", 0)
 	if err != nil {
 		return nil, err
 	}
@@ -265,7 +269,7 @@ func runExact(p Params, in Tensors) (Tensors, error) {
 	if m.Round16, err = p.Int("round16", 0); err != nil {
 		return nil, err
 	}
-	switch v := p.Get("out", "fp32"); v {
+	switch v := p["out"]; v {
 	case "fp32":
 		m.Out = gemv.FP32
 	case "fp16":

@@ -15,9 +15,10 @@ func init() {
 			"log2": "log2f (default: correctly rounded log2f, as glibc) or exact (exponent from the bits)",
 			"cast": "x86-64 (default) or arm64: the C (uint8_t) conversion of an out-of-range exponent",
 		},
-		Inputs:  []string{"x"},
-		Outputs: []string{"blocks"},
-		Run:     runGGMLMXFP4Quantize,
+		Defaults: Params{"log2": "log2f", "cast": "x86-64"},
+		Inputs:   []string{"x"},
+		Outputs:  []string{"blocks"},
+		Run:      runGGMLMXFP4Quantize,
 	})
 	register(Op{
 		Name:    "ggml.mxfp4.dequantize",
@@ -33,9 +34,10 @@ func init() {
 		Params: map[string]string{
 			"s": "cpu (default: quantize_row_q8_1_ref, x86-64 build, s = fp16(d*sum q)), arm64 (the same on arm64: saturating casts, positive default NaN) or cuda (quantize_q8_1 kernel, s = fp16(sum x))",
 		},
-		Inputs:  []string{"x"},
-		Outputs: []string{"blocks"},
-		Run:     runGGMLQ8_1Quantize,
+		Defaults: Params{"s": ggml.Q8_1CPU.Name},
+		Inputs:   []string{"x"},
+		Outputs:  []string{"blocks"},
+		Run:      runGGMLQ8_1Quantize,
 	})
 	register(Op{
 		Name:    "ggml.q8_1.dequantize",
@@ -65,11 +67,11 @@ func ggmlBlocks(b tensor.Tensor, size int, logical string) error {
 }
 
 func runGGMLMXFP4Quantize(p Params, in Tensors) (Tensors, error) {
-	l2, err := ggml.LookupLog2Mode(p.Get("log2", "log2f"))
+	l2, err := ggml.LookupLog2Mode(p["log2"])
 	if err != nil {
 		return nil, err
 	}
-	cast, err := ggml.LookupCastMode(p.Get("cast", "x86-64"))
+	cast, err := ggml.LookupCastMode(p["cast"])
 	if err != nil {
 		return nil, err
 	}
@@ -100,7 +102,7 @@ func runGGMLMXFP4Dequantize(p Params, in Tensors) (Tensors, error) {
 }
 
 func runGGMLQ8_1Quantize(p Params, in Tensors) (Tensors, error) {
-	prof, err := ggml.LookupQ8_1Profile(p.Get("s", "cpu"))
+	prof, err := ggml.LookupQ8_1Profile(p["s"])
 	if err != nil {
 		return nil, err
 	}

@@ -21,15 +21,16 @@ func init() {
 			Name: h.family + ".encode",
 			Doc: "float32 -> " + string(h.dtype) + ", nearest even, overflow to Inf (satfinite: to max finite); NaN per profile " +
 				"(rne: quiet, sign and payload kept; canonical-nan: 0x7FFF; sign-nan: sign | quiet NaN; torch-cpu, bf16: 0xFFFF; numpy, fp16: payload kept unquieted)",
-			Params:  map[string]string{"profile": "rne (default) | canonical-nan | sign-nan | satfinite | torch-cpu (bf16) | numpy (fp16)"},
-			Inputs:  []string{"x"},
-			Outputs: []string{"y"},
+			Params:   map[string]string{"profile": "rne (default) | canonical-nan | sign-nan | satfinite | torch-cpu (bf16) | numpy (fp16)"},
+			Defaults: Params{"profile": half.RNE.Name},
+			Inputs:   []string{"x"},
+			Outputs:  []string{"y"},
 			Run: func(p Params, in Tensors) (Tensors, error) {
 				x := in["x"]
 				if err := x.Expect("x", tensor.F32); err != nil {
 					return nil, err
 				}
-				prof, err := half.LookupProfile(p.Get("profile", half.RNE.Name))
+				prof, err := half.LookupProfile(p["profile"])
 				if err != nil {
 					return nil, err
 				}

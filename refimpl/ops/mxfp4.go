@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/bitexact/bitexact/refimpl/e8m0"
+	"github.com/bitexact/bitexact/refimpl/fp4"
 	"github.com/bitexact/bitexact/refimpl/mxfp4"
 	"github.com/bitexact/bitexact/refimpl/tensor"
 )
@@ -16,9 +17,10 @@ func init() {
 			"mode":    "E8M0 scale rounding: floor (default, OCP), ceil, even, rceil",
 			"profile": "E2M1 element profile: nvidia (default), sw-sm121, ml_dtypes, cutlass, ties-away, ties-toward-zero",
 		},
-		Inputs:  []string{"x"},
-		Outputs: []string{"packed", "scales"},
-		Run:     runMXFP4Quantize,
+		Defaults: Params{"mode": e8m0.Floor.Name, "profile": fp4.NVIDIA.Name},
+		Inputs:   []string{"x"},
+		Outputs:  []string{"packed", "scales"},
+		Run:      runMXFP4Quantize,
 	})
 	register(Op{
 		Name:    "mxfp4.dequantize",
@@ -31,7 +33,7 @@ func init() {
 }
 
 func runMXFP4Quantize(p Params, in Tensors) (Tensors, error) {
-	mode, err := e8m0.LookupScaleMode(p.Get("mode", "floor"))
+	mode, err := e8m0.LookupScaleMode(p["mode"])
 	if err != nil {
 		return nil, err
 	}

@@ -18,9 +18,10 @@ func init() {
 			"swizzle": "0 (default): scales [M,K/16] row-major; 1: scales in the 128x4 layout, flattened",
 			"global":  "per-tensor value as a float (decimal or hex, rounded to float32); default: computed from the tensor amax",
 		},
-		Inputs:  []string{"x"},
-		Outputs: []string{"packed", "scales", "global"},
-		Run:     runNVFP4Quantize,
+		Defaults: Params{"recipe": nvfp4.Canonical.Name, "swizzle": "0"},
+		Inputs:   []string{"x"},
+		Outputs:  []string{"packed", "scales", "global"},
+		Run:      runNVFP4Quantize,
 	})
 	register(Op{
 		Name: "nvfp4.dequantize",
@@ -29,9 +30,10 @@ func init() {
 			"recipe":  "the recipe that produced the tensor (selects g or p); default canonical",
 			"swizzle": "0 (default) or 1: layout of the scales input",
 		},
-		Inputs:  []string{"packed", "scales", "global"},
-		Outputs: []string{"y"},
-		Run:     runNVFP4Dequantize,
+		Defaults: Params{"recipe": nvfp4.Canonical.Name, "swizzle": "0"},
+		Inputs:   []string{"packed", "scales", "global"},
+		Outputs:  []string{"y"},
+		Run:      runNVFP4Dequantize,
 	})
 	register(Op{
 		Name:    "nvfp4.swizzle",
@@ -64,7 +66,7 @@ func blkLogical(name string, t tensor.Tensor, want string) error {
 }
 
 func blkSwizzleParam(p Params) (bool, error) {
-	switch v := p.Get("swizzle", "0"); v {
+	switch v := p["swizzle"]; v {
 	case "0":
 		return false, nil
 	case "1":
@@ -75,11 +77,11 @@ func blkSwizzleParam(p Params) (bool, error) {
 }
 
 func blkFP4Profile(p Params) (fp4.Profile, error) {
-	return fp4.Lookup(p.Get("profile", "nvidia"))
+	return fp4.Lookup(p["profile"])
 }
 
 func runNVFP4Quantize(p Params, in Tensors) (Tensors, error) {
-	r, err := nvfp4.LookupRecipe(p.Get("recipe", "canonical"))
+	r, err := nvfp4.LookupRecipe(p["recipe"])
 	if err != nil {
 		return nil, err
 	}
@@ -91,6 +93,7 @@ func runNVFP4Quantize(p Params, in Tensors) (Tensors, error) {
 // modified recipe, such as the mutant catalog, gets the op's validation,
 // parameters and output layout unchanged.
 func NVFP4Quantize(r nvfp4.Recipe, p Params, in Tensors) (Tensors, error) {
+	p = p.withDefaults(registry["nvfp4.quantize"].Defaults)
 	sw, err := blkSwizzleParam(p)
 	if err != nil {
 		return nil, err
@@ -131,7 +134,7 @@ func NVFP4Quantize(r nvfp4.Recipe, p Params, in Tensors) (Tensors, error) {
 }
 
 func runNVFP4Dequantize(p Params, in Tensors) (Tensors, error) {
-	r, err := nvfp4.LookupRecipe(p.Get("recipe", "canonical"))
+	r, err := nvfp4.LookupRecipe(p["recipe"])
 	if err != nil {
 		return nil, err
 	}

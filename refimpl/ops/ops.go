@@ -30,6 +30,11 @@ type Op struct {
 	Doc string
 	// Params lists the accepted parameter keys with their meaning.
 	Params map[string]string
+	// Defaults are the values of the optional parameters that a caller
+	// leaves out. A key of Params missing here is required, or its
+	// default is computed from the inputs (Params says which). Run sees
+	// p with these filled in, however it is called.
+	Defaults Params
 	// Inputs and Outputs name the tensors, in a stable order.
 	Inputs, Outputs []string
 	Run             func(p Params, in Tensors) (Tensors, error)
@@ -41,7 +46,43 @@ func register(op Op) {
 	if _, dup := registry[op.Name]; dup {
 		panic("ops: duplicate op " + op.Name)
 	}
+	for k := range op.Defaults {
+		if _, ok := op.Params[k]; !ok {
+			panic("ops: op " + op.Name + ": default for unknown parameter " + k)
+		}
+	}
+	run, defaults := op.Run, op.Defaults
+	op.Run = func(p Params, in Tensors) (Tensors, error) { return run(p.withDefaults(defaults), in) }
 	registry[op.Name] = op
+}
+
+// Default returns the value op gives parameter key when a caller leaves it
+// out, and whether it has a fixed one.
+func (op Op) Default(key string) (string, bool) {
+	v, ok := op.Defaults[key]
+	return v, ok
+}
+
+// withDefaults returns p with the keys of defaults that p lacks added
+// (p itself is not changed; p is returned when it lacks none).
+func (p Params) withDefaults(defaults Params) Params {
+	var q Params
+	for k, v := range defaults {
+		if _, ok := p[k]; ok {
+			continue
+		}
+		if q == nil {
+			q = make(Params, len(p)+len(defaults))
+			for k, v := range p {
+				q[k] = v
+			}
+		}
+		q[k] = v
+	}
+	if q == nil {
+		return p
+	}
+	return q
 }
 
 // Lookup finds an op by name.

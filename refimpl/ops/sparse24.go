@@ -14,9 +14,10 @@ func init() {
 		Params: map[string]string{
 			"tie": "lower-index (default) | cutlass | signed",
 		},
-		Inputs:  []string{"codes"},
-		Outputs: []string{"kept", "meta"},
-		Run:     runSparse24Select,
+		Defaults: Params{"tie": sparse24.LowerIndex.Name},
+		Inputs:   []string{"codes"},
+		Outputs:  []string{"kept", "meta"},
+		Run:      runSparse24Select,
 	})
 	register(Op{
 		Name: "sparse24.compress",
@@ -26,9 +27,10 @@ func init() {
 			"tie":    "lower-index (default) | cutlass | signed",
 			"layout": "rowmajor (default) | transposed",
 		},
-		Inputs:  []string{"codes"},
-		Outputs: []string{"comp", "meta", "scales", "global"},
-		Run:     runSparse24Compress,
+		Defaults: Params{"tie": sparse24.LowerIndex.Name, "layout": sparse24.RowMajor.String()},
+		Inputs:   []string{"codes"},
+		Outputs:  []string{"comp", "meta", "scales", "global"},
+		Run:      runSparse24Compress,
 	})
 	register(Op{
 		Name: "sparse24.decompress",
@@ -36,9 +38,10 @@ func init() {
 		Params: map[string]string{
 			"layout": "rowmajor (default) | transposed",
 		},
-		Inputs:  []string{"comp", "meta"},
-		Outputs: []string{"codes"},
-		Run:     runSparse24Decompress,
+		Defaults: Params{"layout": sparse24.RowMajor.String()},
+		Inputs:   []string{"comp", "meta"},
+		Outputs:  []string{"codes"},
+		Run:      runSparse24Decompress,
 	})
 	register(Op{
 		Name: "sparse24.reorder_meta",
@@ -46,9 +49,10 @@ func init() {
 		Params: map[string]string{
 			"dtype": "int16 (default) | int32",
 		},
-		Inputs:  []string{"meta"},
-		Outputs: []string{"meta_reordered"},
-		Run:     runSparse24Reorder,
+		Defaults: Params{"dtype": "int16"},
+		Inputs:   []string{"meta"},
+		Outputs:  []string{"meta_reordered"},
+		Run:      runSparse24Reorder,
 	})
 	register(Op{
 		Name:    "sparse24.unreorder_meta",
@@ -72,7 +76,7 @@ func sp24Codes(t tensor.Tensor, name string) error {
 }
 
 func runSparse24Select(p Params, in Tensors) (Tensors, error) {
-	rule, err := sparse24.TieRuleByName(p.Get("tie", "lower-index"))
+	rule, err := sparse24.TieRuleByName(p["tie"])
 	if err != nil {
 		return nil, err
 	}
@@ -94,11 +98,11 @@ func runSparse24Select(p Params, in Tensors) (Tensors, error) {
 }
 
 func sp24Layout(p Params) (sparse24.Layout, error) {
-	return sparse24.LayoutByName(p.Get("layout", "rowmajor"))
+	return sparse24.LayoutByName(p["layout"])
 }
 
 func runSparse24Compress(p Params, in Tensors) (Tensors, error) {
-	rule, err := sparse24.TieRuleByName(p.Get("tie", "lower-index"))
+	rule, err := sparse24.TieRuleByName(p["tie"])
 	if err != nil {
 		return nil, err
 	}
@@ -201,7 +205,7 @@ func runSparse24Reorder(p Params, in Tensors) (Tensors, error) {
 		return nil, fmt.Errorf("tensor \"meta\": shape %v, want [N, K/8]", m.Shape)
 	}
 	n, k := m.Shape[0], 8*m.Shape[1]
-	switch d := p.Get("dtype", "int16"); d {
+	switch d := p["dtype"]; d {
 	case "int16":
 		v, err := sparse24.MetaTo16(m.Data, n, k)
 		if err != nil {
