@@ -21,7 +21,7 @@ func TestDefault(t *testing.T) {
 		{"mxfp4.quantize", "mode", "floor", true},
 		{"mxfp4.quantize", "profile", "nvidia", true},
 		{"awq.quantize", "quantizer", "forge", true},
-		{"awq.unpack", "group", "", false}, // computed from the shapes
+		{"awq.unpack", "group", "", false},  // computed from the shapes
 		{"fp8.encode", "format", "", false}, // required
 		{"gemv.awq", "schedule", "seq-f16out", true},
 		{"sparse24.compress", "layout", "rowmajor", true},
