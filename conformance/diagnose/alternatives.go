@@ -19,74 +19,30 @@ import (
 	"github.com/bitexact/bitexact/refimpl/tensor"
 )
 
-// profileDocs describe named profiles as the behaviour a kernel author
-// would recognise. Sources: the refimpl profile definitions (refimpl/fp4,
-// fp8, e8m0, nvfp4, awq, sparse24, gemv).
-var profileDocs = map[string]string{
-	"e2m1.encode/nvidia":              "PTX cvt.rn.satfinite.e2m1x2: ties to even, NaN -> +6, -0 kept",
-	"e2m1.encode/sw-sm121":            "NaN sign kept (-NaN -> -6): dgx-vllm software E2M1",
-	"e2m1.encode/cutlass":             "NaN sign kept (-NaN -> -6): cutlass float_e2m1_t",
-	"e2m1.encode/ml_dtypes":           "NaN -> -0 / +0 (ml_dtypes float4_e2m1fn)",
-	"e2m1.encode/ties-away":           "ties away from zero (microxcaling round=nearest)",
-	"e2m1.encode/ties-toward-zero":    "ties toward zero, -0 cleared, NaN and Inf -> 0 (the rule of ggml best_index_mxfp4 in exact arithmetic)",
-	"e2m1.encode/ggml":                "ggml best_index_mxfp4 as compiled: float32 errors, first index wins; huge inputs -> smaller codes, from 2^28 code 0",
-	"fp8.encode/ml_dtypes":            "E5M2 without saturation, every NaN -> 0x7e with its sign (ml_dtypes float8_e5m2)",
-	"bf16.encode/rne":                 "NaN keeps sign and top payload bits, quieted (ggml fp32_to_bf16)",
-	"bf16.encode/canonical-nan":       "every NaN -> 0x7FFF (CUDA __float2bfloat16_rn, cvt.rn.bf16.f32)",
-	"bf16.encode/sign-nan":            "NaN keeps its sign, payload dropped: sign | 0x7FC0 (Eigen bfloat16, ml_dtypes)",
-	"bf16.encode/torch-cpu":           "every NaN -> 0xFFFF (torch CPU bfloat16)",
-	"bf16.encode/satfinite":           "overflow and Inf saturate to the largest finite bf16 (cvt.rn.satfinite.bf16.f32)",
-	"fp16.encode/rne":                 "NaN keeps sign and top payload bits, quieted (torch CPU float16)",
-	"fp16.encode/canonical-nan":       "every NaN -> 0x7FFF (CUDA __float2half_rn, cvt.rn.f16.f32)",
-	"fp16.encode/sign-nan":            "NaN keeps its sign, payload dropped: sign | 0x7E00 (ggml fp32_to_fp16, Eigen half)",
-	"fp16.encode/numpy":               "signalling NaN not quieted, payload truncated (numpy astype(float16))",
-	"fp16.encode/satfinite":           "overflow and Inf saturate to 65504 (cvt.rn.satfinite.f16.f32)",
-	"ggml.q8_1.quantize/cpu":          "quantize_row_q8_1_ref, x86-64 build: out-of-range casts give 0, 0*Inf gives a negative NaN",
-	"ggml.q8_1.quantize/arm64":        "quantize_row_q8_1_ref, arm64 build: saturating casts, 0*Inf gives a positive NaN",
-	"fp8.encode/satfinite":            "saturation to the largest finite value, NaN -> +NaN (cvt.rn.satfinite)",
-	"fp8.encode/nosat":                "no saturation: overflow and Inf -> NaN (E4M3) or Inf (E5M2), NaN sign kept (torch .to(float8))",
-	"e8m0.encode/rz":                  "round toward zero (floor of log2), saturating (cvt.rz.satfinite.ue8m0x2)",
-	"e8m0.encode/rp":                  "round up (ceil of log2), saturating (cvt.rp.satfinite.ue8m0x2)",
-	"e8m0.encode/torch":               "round half up on the mantissa, overflow -> NaN (c10 Float8_e8m0fnu)",
-	"e8m0.encode/ml_dtypes":           "round half up, negative and zero inputs -> NaN (ml_dtypes float8_e8m0fnu)",
-	"e8m0.shared_scale/floor":         "E8M0 scale floor(log2(amax)) - emax (OCP MX v1.0)",
-	"e8m0.shared_scale/ceil":          "E8M0 scale rounded up (ceil of log2)",
-	"e8m0.shared_scale/even":          "E8M0 scale rounded to nearest even",
-	"e8m0.shared_scale/rceil":         "E8M0 scale from amax/emax rounded up (cuBLAS/TE RCEIL)",
-	"gemv.awq/seq-f16out":             "float32 accumulation as seq, the result rounded once to an fp16 output",
-	"gemv.awq/seq-fma":                "fused multiply-add (FMA contraction) where the reference multiplies then adds",
-	"gemv.awq/seq":                    "unfused multiply then add, sequential order",
-	"gemv.mxfp4_q8_1/seq-fma":         "fused multiply-add (FMA contraction), sequential order",
-	"gemv.mxfp4_q8_1/mmvq-nofma":      "unfused multiply-add in the mmvq schedule",
-	"gemv.sparse_fp4/sparse-v7-nofma": "unfused multiply-add in the v7 schedule (64-element K tiles summed into fp16 partials, four interleaved accumulators, fp16 output)",
-	"awq.pack/gptq-v1":                "GPTQ layout storing zero points minus one",
-	"awq.pack/gptq-v2":                "GPTQ layout (sequential nibbles along IC)",
-	"awq.pack/awq-gemv":               "AutoAWQ GEMV layout (transposed, sequential nibbles)",
-	"awq.quantize/autoawq":            "AutoAWQ quantizer: scale by reciprocal multiply, round half to even in fp32",
-	"awq.quantize/forge":              "FORGE quantizer",
-	"awq.quantize/autoawq-x86":        "AutoAWQ on an x86-64 CPU: a repack that overflows fp16 stores 0x80000000 (cvttss2si) where CUDA saturates",
-	"awq.dequantize/cuda":             "vLLM AWQ CUDA dequantization: fma with +0, a zero product is +0",
-	"awq.dequantize/triton":           "vLLM triton AWQ dequantization: a zero product keeps its sign (-0 where u = z and s < 0)",
-}
-
+// profileDoc describes profile p of op as the behaviour a kernel author
+// would recognise: the one-line summaries that refimpl declares for the
+// named values p is made of (refimpl/ops Op.Choices), for a profile
+// spelled by its value ("nvidia") or by "k=v,k=v"
+// ("schedule=sparse-v7-nofma,scale_decode=e4m3fn").
 func profileDoc(op, p string) string {
-	if d, ok := profileDocs[op+"/"+p]; ok {
-		return d + " (profile " + p + ")"
-	}
-	// Multi-key profile names ("schedule=sparse-v7-nofma,scale_decode=...")
-	// take the doc of the longest named profile they contain, so that the
-	// text (part of the certificate) is deterministic.
-	best := ""
-	for k := range profileDocs {
-		name, ok := strings.CutPrefix(k, op+"/")
-		if ok && strings.Contains(p, name) && len(name) > len(best) {
-			best = name
+	var docs []string
+	if o, err := ops.Lookup(op); err == nil {
+		if c, ok := o.Choice("", p); ok {
+			docs = append(docs, c.Summary)
+		} else {
+			for _, kv := range strings.Split(p, ",") {
+				if k, v, ok := strings.Cut(kv, "="); ok {
+					if c, ok := o.Choice(k, v); ok {
+						docs = append(docs, c.Summary)
+					}
+				}
+			}
 		}
 	}
-	if best != "" {
-		return profileDocs[op+"/"+best] + " (profile " + p + ")"
+	if len(docs) == 0 {
+		return "behaves as profile " + p
 	}
-	return "behaves as profile " + p
+	return strings.Join(docs, "; ") + " (profile " + p + ")"
 }
 
 func withParams(base ops.Params, over map[string]string) ops.Params {

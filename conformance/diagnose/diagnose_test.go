@@ -510,28 +510,42 @@ func TestWrittenAsF32(t *testing.T) {
 	}
 }
 
-// TestGEMVProfileDocs: a GEMV profile's doc names fp16 partials or an
-// fp16 output exactly when its schedule has them.
+// TestGEMVProfileDocs: a GEMV profile's doc, spelled by the schedule
+// alone or among other keys, names fp16 partials or an fp16 output exactly
+// when its schedule has them.
 func TestGEMVProfileDocs(t *testing.T) {
 	n := 0
-	for k, doc := range profileDocs {
-		op, name, _ := strings.Cut(k, "/")
-		if !strings.HasPrefix(op, "gemv.") {
-			continue
-		}
-		sc, err := gemv.Lookup(name)
-		if err != nil {
-			t.Fatalf("%s: %v", k, err)
-		}
-		n++
-		if got, want := strings.Contains(doc, "fp16 partial"), sc.Partial == gemv.FP16 || sc.Accum == gemv.FP16; got != want {
-			t.Errorf("%s: doc %q mentions fp16 partials: %v, schedule has them: %v", k, doc, got, want)
-		}
-		if got, want := strings.Contains(doc, "fp16 output"), sc.Out == gemv.FP16; got != want {
-			t.Errorf("%s: doc %q mentions an fp16 output: %v, schedule has one: %v", k, doc, got, want)
+	for _, op := range []string{"gemv.awq", "gemv.mxfp4_q8_1", "gemv.sparse_fp4"} {
+		for _, name := range gemv.Names() {
+			sc, err := gemv.Lookup(name)
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			for _, p := range []string{name, "schedule=" + name + ",scale_decode=e4m3fn"} {
+				doc := profileDoc(op, p)
+				n++
+				if !strings.HasSuffix(doc, " (profile "+p+")") {
+					t.Errorf("%s %s: doc %q has no summary", op, p, doc)
+				}
+				if got, want := strings.Contains(doc, "fp16 partial"), sc.Partial == gemv.FP16 || sc.Accum == gemv.FP16; got != want {
+					t.Errorf("%s %s: doc %q mentions fp16 partials: %v, schedule has them: %v", op, p, doc, got, want)
+				}
+				if got, want := strings.Contains(doc, "fp16 output"), sc.Out == gemv.FP16; got != want {
+					t.Errorf("%s %s: doc %q mentions an fp16 output: %v, schedule has one: %v", op, p, doc, got, want)
+				}
+			}
 		}
 	}
 	if n == 0 {
 		t.Fatal("no GEMV profile docs")
+	}
+	if got := profileDoc("gemv.awq", "chunk=64,lanes=1,group=1,fma=1,acc=fp32,partial=fp32,reduce=seq,out=fp32"); got != "behaves as profile chunk=64,lanes=1,group=1,fma=1,acc=fp32,partial=fp32,reduce=seq,out=fp32" {
+		t.Errorf("spec-string profile: doc %q", got)
+	}
+	if got, want := profileDoc("e2m1.encode", "cutlass"), "NaN sign kept (-NaN -> -6): cutlass float_e2m1_t (profile cutlass)"; got != want {
+		t.Errorf("e2m1 cutlass: doc %q, want %q", got, want)
+	}
+	if got, want := profileDoc("mxfp4.quantize", "mode=ceil,profile=ml_dtypes"), "E8M0 scale rounded up (ceil of log2); NaN -> -0 / +0 (ml_dtypes float4_e2m1fn) (profile mode=ceil,profile=ml_dtypes)"; got != want {
+		t.Errorf("mxfp4: doc %q, want %q", got, want)
 	}
 }

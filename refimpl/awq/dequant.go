@@ -50,18 +50,21 @@ func mulF16Triton(d int, s uint16) uint16 {
 type Kernel struct {
 	Name   string
 	Source string
-	mul    func(d int, s uint16) uint16
+	// Summary says in one line what the kernel does where public
+	// implementations differ (diagnoses and docs show it beside the name).
+	Summary string
+	mul     func(d int, s uint16) uint16
 }
 
 // The dequantization kernels.
 var (
 	// KernelCUDA (canonical) is vLLM's AWQ CUDA kernel: fma.rn.f16x2(d, s,
 	// +0), a zero product is +0.
-	KernelCUDA = Kernel{Name: "cuda", mul: mulF16,
+	KernelCUDA = Kernel{Name: "cuda", Summary: "vLLM AWQ CUDA dequantization: fma with +0, a zero product is +0", mul: mulF16,
 		Source: "vllm-project/vllm csrc/quantization/awq/gemm_kernels.cu dequantize_weights (measured on an H100, testdata/vllm_fma_f16.cu)"}
 	// KernelTriton is vLLM's triton AWQ dequantization: (u - z) * s in
 	// fp16, a zero product keeps its IEEE sign (-0 where d = 0 and s < 0).
-	KernelTriton = Kernel{Name: "triton", mul: mulF16Triton,
+	KernelTriton = Kernel{Name: "triton", Summary: "vLLM triton AWQ dequantization: a zero product keeps its sign (-0 where u = z and s < 0)", mul: mulF16Triton,
 		Source: "vllm-project/vllm@1e8e860 vllm/model_executor/layers/quantization/awq_triton.py awq_dequantize_kernel (measured with triton 3.6 on an H100, conformance/harness/vllm)"}
 )
 

@@ -47,8 +47,11 @@ type ZeroStorage struct {
 type Layout struct {
 	Name   string
 	Source string
-	Weight Packing
-	Zeros  ZeroStorage
+	// Summary says in one line what the layout does where public
+	// implementations differ (diagnoses and docs show it beside the name).
+	Summary string
+	Weight  Packing
+	Zeros   ZeroStorage
 }
 
 // The layouts. AWQ is the one vLLM's AWQ kernels read; the others are
@@ -56,30 +59,30 @@ type Layout struct {
 var (
 	// AWQ: qweight int32 [IC, OC/8], qzeros int32 [IC/G, OC/8], both with
 	// the [0,2,4,6,1,3,5,7] nibble order along OC.
-	AWQ = Layout{Name: "awq",
+	AWQ = Layout{Name: "awq", Summary: "AutoAWQ/vLLM GEMM layout: qweight [IC, OC/8], nibble order 0,2,4,6,1,3,5,7 along OC",
 		Source: "casper-hansen/AutoAWQ:awq/modules/linear/gemm.py from_linear; vllm csrc/quantization/awq/gemm_kernels.cu",
 		Weight: Packing{Order: OrderAWQ},
 		Zeros:  ZeroStorage{Stored: true, Packing: Packing{Order: OrderAWQ}}}
 	// AWQGEMV: qweight [OC, IC/8] sequential along IC; qzeros [OC, W]
 	// sequential along groups, W = calculate_zeros_width(IC, G).
-	AWQGEMV = Layout{Name: "awq-gemv",
+	AWQGEMV = Layout{Name: "awq-gemv", Summary: "AutoAWQ GEMV layout (transposed, sequential nibbles)",
 		Source: "casper-hansen/AutoAWQ:awq/modules/linear/gemv.py from_linear",
 		Weight: Packing{Transpose: true, Order: OrderSequential},
 		Zeros:  ZeroStorage{Stored: true, Packing: Packing{Transpose: true, Order: OrderSequential, Ragged: true}, GEMVWidth: true}}
 	// GPTQv1: qweight [IC/8, OC] sequential along IC; qzeros [IC/G, OC/8]
 	// sequential along OC storing z - 1.
-	GPTQv1 = Layout{Name: "gptq-v1",
+	GPTQv1 = Layout{Name: "gptq-v1", Summary: "GPTQ layout storing zero points minus one",
 		Source: "AutoGPTQ/GPTQModel QuantLinear.pack (checkpoint_format gptq)",
 		Weight: Packing{AlongRows: true, Order: OrderSequential},
 		Zeros:  ZeroStorage{Stored: true, Packing: Packing{Order: OrderSequential}, Offset: -1}}
 	// GPTQv2: as GPTQv1 with z stored as is.
-	GPTQv2 = Layout{Name: "gptq-v2",
+	GPTQv2 = Layout{Name: "gptq-v2", Summary: "GPTQ layout (sequential nibbles along IC)",
 		Source: "GPTQModel checkpoint_format gptq_v2",
 		Weight: Packing{AlongRows: true, Order: OrderSequential},
 		Zeros:  ZeroStorage{Stored: true, Packing: Packing{Order: OrderSequential}}}
 	// CompressedTensors: weight_packed [OC, ceil(IC/8)] sequential along IC,
 	// zero-padded; no zero points (u = q + 8).
-	CompressedTensors = Layout{Name: "compressed-tensors",
+	CompressedTensors = Layout{Name: "compressed-tensors", Summary: "compressed-tensors pack_to_int32: [OC, IC/8] sequential along IC, no zero points (u = q + 8)",
 		Source: "neuralmagic/compressed-tensors pack_to_int32",
 		Weight: Packing{Transpose: true, Order: OrderSequential, Ragged: true}}
 )

@@ -47,6 +47,9 @@ type Quantizer struct {
 	Cast IntCast
 	// Source names where the behaviour comes from.
 	Source string
+	// Summary says in one line what the quantizer does where public
+	// implementations differ (diagnoses and docs show it beside the name).
+	Summary string
 }
 
 // The quantizers.
@@ -68,7 +71,7 @@ var (
 	// error. The spec's "q & 0xF, two's complement" storage does not
 	// dequantize correctly through vLLM's (u - z) * s; u = q + 8 with z = 8
 	// does, and is the uint4b8 convention of Marlin and compressed-tensors.
-	Forge = Quantizer{Name: "forge", Scheme: SymmetricF32,
+	Forge = Quantizer{Name: "forge", Summary: "FORGE quantizer: s = fp16(absmax/7), u = q + 8, zero point 8", Scheme: SymmetricF32,
 		Source: "bitexact: docs/rationale/awq-sparse24.md (the FORGE W4 packing spec's §2.5-2.6, §3.3 rule, written out)"}
 
 	// AutoAWQ is casper-hansen/AutoAWQ awq/quantize/quantizer.py
@@ -112,7 +115,7 @@ var (
 	// sets every bit from 4p up; -Inf -> 0x80000000; NaN -> 0); on an
 	// x86-64 CPU it is autoawq-x86. Measured with torch 2.11 on an H100
 	// (conformance/harness/autoawq).
-	AutoAWQ = Quantizer{Name: "autoawq", Scheme: AsymmetricF16, Cast: CastSaturate,
+	AutoAWQ = Quantizer{Name: "autoawq", Summary: "AutoAWQ quantizer: scale by reciprocal multiply, round half to even in fp32", Scheme: AsymmetricF16, Cast: CastSaturate,
 		Source: "casper-hansen/AutoAWQ@88e4c76 awq/quantize/quantizer.py pseudo_quantize_tensor, awq/modules/linear/gemm.py from_linear, on torch 2.11 CUDA (H100); conformance/harness/autoawq"}
 
 	// AutoAWQX86 is AutoAWQ (commit 88e4c76) run by torch on an x86-64
@@ -120,7 +123,7 @@ var (
 	// casts to 0x80000000 (CastX86), which sets the word's sign bit when it
 	// is in nibble slot 0 and vanishes (shifted out) in slots 1-7.
 	// Measured with torch 2.11 on x86-64 (conformance/harness/autoawq).
-	AutoAWQX86 = Quantizer{Name: "autoawq-x86", Scheme: AsymmetricF16, Cast: CastX86,
+	AutoAWQX86 = Quantizer{Name: "autoawq-x86", Summary: "AutoAWQ on an x86-64 CPU: a repack that overflows fp16 stores 0x80000000 (cvttss2si) where CUDA saturates", Scheme: AsymmetricF16, Cast: CastX86,
 		Source: "casper-hansen/AutoAWQ@88e4c76 on torch 2.11 CPU (x86-64); conformance/harness/autoawq"}
 )
 

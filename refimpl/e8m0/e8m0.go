@@ -49,7 +49,10 @@ type Rounding struct {
 	Name string
 	// Source names the implementation reproduced.
 	Source string
-	rule   roundRule
+	// Summary says in one line what the rounding does where public
+	// implementations differ (diagnoses and docs show it beside the name).
+	Summary string
+	rule    roundRule
 	// negativeNaN: every input with the sign bit set, -0 included, is NaN.
 	// Otherwise the sign is ignored.
 	negativeNaN bool
@@ -67,6 +70,7 @@ var (
 	// exponent field; subnormals and ±0 give 0x00, ±Inf 0xFE, NaN 0xFF.
 	RZ = Rounding{
 		Name:      "rz",
+		Summary:   "round toward zero (floor of log2), saturating (cvt.rz.satfinite.ue8m0x2)",
 		Source:    "PTX cvt.rz.satfinite.ue8m0x2.f32; CUDA cuda_fp8.hpp __nv_cvt_float_to_e8m0 fallback (ran, CUDA 13.0)",
 		rule:      towardZero,
 		satfinite: true,
@@ -77,6 +81,7 @@ var (
 	// ±Inf give 0xFE.
 	RP = Rounding{
 		Name:      "rp",
+		Summary:   "round up (ceil of log2), saturating (cvt.rp.satfinite.ue8m0x2)",
 		Source:    "PTX cvt.rp.satfinite.ue8m0x2.f32; CUDA cuda_fp8.hpp __nv_cvt_float_to_e8m0 fallback (ran, CUDA 13.0)",
 		rule:      up,
 		satfinite: true,
@@ -85,9 +90,10 @@ var (
 	// mantissa is >= 0x400000 (for a subnormal only when > 0x400000, as its
 	// implied bit is 0), sign ignored, Inf/NaN/overflow give 0xFF.
 	Torch = Rounding{
-		Name:   "torch",
-		Source: "pytorch torch/headeronly/util/Float8_e8m0fnu.h fp8e8m0fnu_from_fp32_value",
-		rule:   halfUp,
+		Name:    "torch",
+		Summary: "round half up on the mantissa, overflow -> NaN (c10 Float8_e8m0fnu)",
+		Source:  "pytorch torch/headeronly/util/Float8_e8m0fnu.h fp8e8m0fnu_from_fp32_value",
+		rule:    halfUp,
 	}
 	// MLDtypes is ml_dtypes.float8_e8m0fnu: torch's rounding (its "nearest
 	// even" takes the implied bit as the last kept bit, so ties go up: 1.5
@@ -95,6 +101,7 @@ var (
 	// and +0, give 0xFF.
 	MLDtypes = Rounding{
 		Name:        "ml_dtypes",
+		Summary:     "round half up, negative and zero inputs -> NaN (ml_dtypes float8_e8m0fnu)",
 		Source:      "ml_dtypes 0.6.0 float8_e8m0fnu (ran on the H100 host: 1.5 -> 0x80, 3 -> 0x81, 0x00400001 -> 0x01, 0 -> 0xFF)",
 		rule:        halfUp,
 		negativeNaN: true,

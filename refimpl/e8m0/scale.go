@@ -12,7 +12,10 @@ type ScaleMode struct {
 	Name string
 	// Source names the specification or implementation reproduced.
 	Source string
-	rule   scaleRule
+	// Summary says in one line what the scale mode does where public
+	// implementations differ (diagnoses and docs show it beside the name).
+	Summary string
+	rule    scaleRule
 }
 
 type scaleRule uint8
@@ -27,16 +30,16 @@ const (
 // The scale modes.
 var (
 	// Floor is OCP MX v1.0 section 6.3: X = 2^(floor(log2 amax) - emaxElem).
-	Floor = ScaleMode{Name: "floor", Source: "OCP MX v1.0 §6.3; microsoft/microxcaling mx/mx_ops.py _shared_exponents; torchao ScaleCalculationMode.FLOOR", rule: scaleFloor}
+	Floor = ScaleMode{Name: "floor", Summary: "E8M0 scale floor(log2(amax)) - emax (OCP MX v1.0)", Source: "OCP MX v1.0 §6.3; microsoft/microxcaling mx/mx_ops.py _shared_exponents; torchao ScaleCalculationMode.FLOOR", rule: scaleFloor}
 	// Ceil rounds log2 amax up: X = 2^(ceil(log2 amax) - emaxElem).
-	Ceil = ScaleMode{Name: "ceil", Source: "pytorch/ao torchao/prototype/mx_formats/mx_tensor.py to_mx, ScaleCalculationMode.CEIL", rule: scaleCeil}
+	Ceil = ScaleMode{Name: "ceil", Summary: "E8M0 scale rounded up (ceil of log2)", Source: "pytorch/ao torchao/prototype/mx_formats/mx_tensor.py to_mx, ScaleCalculationMode.CEIL", rule: scaleCeil}
 	// Even first rounds amax to the element's precision (adding half an
 	// element ulp to the float32 bits, carry allowed), then takes Floor.
-	Even = ScaleMode{Name: "even", Source: "pytorch/ao torchao/prototype/mx_formats/mx_tensor.py to_mx, ScaleCalculationMode.EVEN", rule: scaleEven}
+	Even = ScaleMode{Name: "even", Summary: "E8M0 scale rounded to nearest even", Source: "pytorch/ao torchao/prototype/mx_formats/mx_tensor.py to_mx, ScaleCalculationMode.EVEN", rule: scaleEven}
 	// RCeil is X = 2^ceil(log2(amax/maxElem)), amax/maxElem one float32
 	// division rounded to nearest even (cuBLAS block quantization; torchao
 	// RCEIL computes amax*(1/maxElem), equal for E2M1 over all float32).
-	RCeil = ScaleMode{Name: "rceil", Source: "cuBLAS D-block quantization (cvt.rp.ue8m0x2.f32 of amax/max); pytorch/ao mx_tensor.py _to_mx_rceil", rule: scaleRCeil}
+	RCeil = ScaleMode{Name: "rceil", Summary: "E8M0 scale from amax/emax rounded up (cuBLAS/TE RCEIL)", Source: "cuBLAS D-block quantization (cvt.rp.ue8m0x2.f32 of amax/max); pytorch/ao mx_tensor.py _to_mx_rceil", rule: scaleRCeil}
 )
 
 // ScaleModes lists the scale modes.

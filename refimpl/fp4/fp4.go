@@ -94,6 +94,9 @@ type Profile struct {
 	Name string
 	// Source names the implementation modelled, as repository:path.
 	Source string
+	// Summary says in one line what the profile does where public
+	// implementations differ (diagnoses and docs show it beside the name).
+	Summary string
 	// float32Errors replaces the nearest-value rule by ggml's argmin of
 	// float32 errors (GGML); the other fields then only describe it.
 	float32Errors bool
@@ -117,32 +120,36 @@ var (
 	// +-Inf saturate to sign|7, NaN of either sign -> 0x7 ("NaN converts to
 	// positive FP4_MAXNORM"), -0 and negatives rounding to zero -> 0x8.
 	NVIDIA = Profile{
-		Name:   "nvidia",
-		Source: "NVIDIA CUDA 13.0 include/cuda_fp4.hpp (__nv_cvt_float2_to_fp4x2 fallback for cvt.rn.satfinite.e2m1x2.f32)",
-		Tie:    TieToEven, NaNPos: 0x7, NaNNeg: 0x7, InfPos: 0x7, InfNeg: 0xF, Zero: ZeroKeepsSign,
+		Name:    "nvidia",
+		Summary: "PTX cvt.rn.satfinite.e2m1x2: ties to even, NaN -> +6, -0 kept",
+		Source:  "NVIDIA CUDA 13.0 include/cuda_fp4.hpp (__nv_cvt_float2_to_fp4x2 fallback for cvt.rn.satfinite.e2m1x2.f32)",
+		Tie:     TieToEven, NaNPos: 0x7, NaNNeg: 0x7, InfPos: 0x7, InfNeg: 0xF, Zero: ZeroKeepsSign,
 	}
 	// SWSM121 is the software E2M1 of the dgx-vllm SM121 patch: threshold
 	// compares that equal nearest-even, sign taken from bit 31. Every
 	// compare is false for NaN, so NaN falls through to magnitude 7 with
 	// its sign kept: -NaN -> 0xF, where the instruction gives 0x7.
 	SWSM121 = Profile{
-		Name:   "sw-sm121",
-		Source: "Avarok-Cybersecurity/dgx-vllm:patch_nvfp4_utils_sw_e2m1.py (_sw_float_to_e2m1)",
-		Tie:    TieToEven, NaNPos: 0x7, NaNNeg: 0xF, InfPos: 0x7, InfNeg: 0xF, Zero: ZeroKeepsSign,
+		Name:    "sw-sm121",
+		Summary: "NaN sign kept (-NaN -> -6): dgx-vllm software E2M1",
+		Source:  "Avarok-Cybersecurity/dgx-vllm:patch_nvfp4_utils_sw_e2m1.py (_sw_float_to_e2m1)",
+		Tie:     TieToEven, NaNPos: 0x7, NaNNeg: 0xF, InfPos: 0x7, InfNeg: 0xF, Zero: ZeroKeepsSign,
 	}
 	// MLDtypes is ml_dtypes float4_e2m1fn (0.6.0, run): nearest-even,
 	// overflow and +-Inf -> +-6, +NaN -> 0x8 (-0), -NaN -> 0x0 (+0).
 	MLDtypes = Profile{
-		Name:   "ml_dtypes",
-		Source: "jax-ml/ml_dtypes:ml_dtypes/include/mxfloat.h (float4_e2m1fn, ml_dtypes 0.6.0)",
-		Tie:    TieToEven, NaNPos: 0x8, NaNNeg: 0x0, InfPos: 0x7, InfNeg: 0xF, Zero: ZeroKeepsSign,
+		Name:    "ml_dtypes",
+		Summary: "NaN -> -0 / +0 (ml_dtypes float4_e2m1fn)",
+		Source:  "jax-ml/ml_dtypes:ml_dtypes/include/mxfloat.h (float4_e2m1fn, ml_dtypes 0.6.0)",
+		Tie:     TieToEven, NaNPos: 0x8, NaNNeg: 0x0, InfPos: 0x7, InfNeg: 0xF, Zero: ZeroKeepsSign,
 	}
 	// CUTLASS is cutlass::float_e2m1_t's host conversion: nearest-even,
 	// saturating, NaN -> 0x7|sign. It equals SWSM121 on every input.
 	CUTLASS = Profile{
-		Name:   "cutlass",
-		Source: "NVIDIA/cutlass:include/cutlass/exmy_base.h (float_e2m1_t convert_from_float)",
-		Tie:    TieToEven, NaNPos: 0x7, NaNNeg: 0xF, InfPos: 0x7, InfNeg: 0xF, Zero: ZeroKeepsSign,
+		Name:    "cutlass",
+		Summary: "NaN sign kept (-NaN -> -6): cutlass float_e2m1_t",
+		Source:  "NVIDIA/cutlass:include/cutlass/exmy_base.h (float_e2m1_t convert_from_float)",
+		Tie:     TieToEven, NaNPos: 0x7, NaNNeg: 0xF, InfPos: 0x7, InfNeg: 0xF, Zero: ZeroKeepsSign,
 	}
 	// TiesAway is microsoft/microxcaling's default round="nearest"
 	// (sign(x)*floor(|x|+0.5) in elemwise_ops.py, rd_away in
@@ -151,9 +158,10 @@ var (
 	// float, and a NaN stays NaN, which E2M1 cannot hold: this profile
 	// takes NVIDIA's 0x7 so that it differs from NVIDIA in ties only.
 	TiesAway = Profile{
-		Name:   "ties-away",
-		Source: "microsoft/microxcaling:mx/elemwise_ops.py (_round_mantissa round=\"nearest\"), mx/cpp/quantize.cuh (rd_away)",
-		Tie:    TieAway, NaNPos: 0x7, NaNNeg: 0x7, InfPos: 0x7, InfNeg: 0xF, Zero: ZeroKeepsSign,
+		Name:    "ties-away",
+		Summary: "ties away from zero (microxcaling round=nearest)",
+		Source:  "microsoft/microxcaling:mx/elemwise_ops.py (_round_mantissa round=\"nearest\"), mx/cpp/quantize.cuh (rd_away)",
+		Tie:     TieAway, NaNPos: 0x7, NaNNeg: 0x7, InfPos: 0x7, InfNeg: 0xF, Zero: ZeroKeepsSign,
 	}
 	// TiesTowardZero is the rule of llama.cpp's best_index_mxfp4 at
 	// element scale in exact arithmetic: the nearest E2M1 value, ties to
@@ -163,9 +171,10 @@ var (
 	// (just above 2^25) and differ above, where ggml's errors round
 	// (conformance/harness/ggml/records).
 	TiesTowardZero = Profile{
-		Name:   "ties-toward-zero",
-		Source: "ggml-org/ggml src/ggml-quants.c best_index_mxfp4 in exact arithmetic (the float32 function is profile ggml)",
-		Tie:    TieTowardZero, NaNPos: 0x0, NaNNeg: 0x0, InfPos: 0x0, InfNeg: 0x0, Zero: ZeroPositive,
+		Name:    "ties-toward-zero",
+		Summary: "ties toward zero, -0 cleared, NaN and Inf -> 0 (the rule of ggml best_index_mxfp4 in exact arithmetic)",
+		Source:  "ggml-org/ggml src/ggml-quants.c best_index_mxfp4 in exact arithmetic (the float32 function is profile ggml)",
+		Tie:     TieTowardZero, NaNPos: 0x0, NaNNeg: 0x0, InfPos: 0x0, InfNeg: 0x0, Zero: ZeroPositive,
 	}
 	// GGML is best_index_mxfp4(x, 0.5) as ggml compiles it, the E2M1 step
 	// of quantize_row_mxfp4_ref at unit scale (d = 0.5 multiplies
@@ -183,9 +192,10 @@ var (
 	// GGML is not in Profiles(): those are nearest-value rules, and above
 	// 2^25 GGML's code is not the nearest value.
 	GGML = Profile{
-		Name:   "ggml",
-		Source: "ggml-org/ggml src/ggml-quants.c best_index_mxfp4(x, 0.5f), compiled unmodified and run over all 2^32 inputs",
-		Tie:    TieTowardZero, NaNPos: 0x0, NaNNeg: 0x0, InfPos: 0x0, InfNeg: 0x0, Zero: ZeroPositive,
+		Name:    "ggml",
+		Summary: "ggml best_index_mxfp4 as compiled: float32 errors, first index wins; huge inputs -> smaller codes, from 2^28 code 0",
+		Source:  "ggml-org/ggml src/ggml-quants.c best_index_mxfp4(x, 0.5f), compiled unmodified and run over all 2^32 inputs",
+		Tie:     TieTowardZero, NaNPos: 0x0, NaNNeg: 0x0, InfPos: 0x0, InfNeg: 0x0, Zero: ZeroPositive,
 		float32Errors: true,
 	}
 )

@@ -103,6 +103,9 @@ type Profile struct {
 	Name string
 	// Source names the implementations the profile reproduces.
 	Source string
+	// Summary says in one line what the profile does where public
+	// implementations differ (diagnoses and docs show it beside the name).
+	Summary string
 	// Saturate sends finite values that round beyond the largest finite
 	// value, and infinities, to the largest finite value of their sign.
 	// Without it they become infinity (E5M2) or NaN (E4M3), sign kept.
@@ -130,6 +133,7 @@ var (
 	// becomes 0x7f.
 	Satfinite = Profile{
 		Name:     "satfinite",
+		Summary:  "saturation to the largest finite value, NaN -> +NaN (cvt.rn.satfinite)",
 		Source:   "PTX ISA cvt.rn.satfinite.{e4m3x2,e5m2x2}.f32, measured on H100 (CUDA 13.0)",
 		Saturate: true,
 	}
@@ -138,7 +142,8 @@ var (
 	// the sign; a NaN becomes 0x7f with its sign. ml_dtypes 0.6.0's
 	// float8_e4m3fn is this profile too; its float8_e5m2 is not (MLDtypes).
 	NoSat = Profile{
-		Name: "nosat",
+		Name:    "nosat",
+		Summary: "no saturation: overflow and Inf -> NaN (E4M3) or Inf (E5M2), NaN sign kept (torch .to(float8))",
 		Source: "torch 2.11 CPU and CUDA x.to(torch.float8_e4m3fn / float8_e5m2) (run, all 2^32 inputs); " +
 			"ml_dtypes 0.6.0 float8_e4m3fn (run)",
 		NaNKeepsSign: true,
@@ -149,6 +154,7 @@ var (
 	// 2^32 inputs from the C++ headers and from Python).
 	MLDtypes = Profile{
 		Name:         "ml_dtypes",
+		Summary:      "E5M2 without saturation, every NaN -> 0x7e with its sign (ml_dtypes float8_e5m2)",
 		Source:       "jax-ml/ml_dtypes ml_dtypes/include/float8.h float8_e5m2 (ml_dtypes 0.6.0, run): NaN -> 0x7e | sign",
 		NaNKeepsSign: true,
 		NaNQuiet:     true,

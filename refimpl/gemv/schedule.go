@@ -297,6 +297,24 @@ var named = map[string]Schedule{
 	"tree64":          Tree64,
 }
 
+// summaries say in one line what each named schedule computes.
+var summaries = map[string]string{
+	"sparse-v7":       "dgx-vllm sparse_fp4_v7 with nvcc's FMA contraction: 64-element K tiles summed into fp16 partials, four interleaved accumulators, fp16 output",
+	"sparse-v7-nofma": "unfused multiply-add in the v7 schedule (64-element K tiles summed into fp16 partials, four interleaved accumulators, fp16 output)",
+	"sparse-v7-seq":   "the v7 schedule with its fp16 partials (one per 64-element K tile) added in tile order, fp16 output",
+	"mmvq":            "llama.cpp mul_mat_vec_q: fused multiply-add, 128 lanes over 16-element half-blocks, warps added in order, then a butterfly warp reduction",
+	"mmvq-nofma":      "unfused multiply-add in the mmvq schedule",
+	"seq":             "unfused multiply then add, sequential order",
+	"seq-fma":         "fused multiply-add (FMA contraction), sequential order",
+	"seq-f16out":      "float32 accumulation as seq, the result rounded once to an fp16 output",
+	"warp32":          "a 32-lane warp K-split with fused multiply-add, then a butterfly warp reduction",
+	"tree64":          "64-element K tiles each summed in order, unfused, the tiles added pairwise",
+}
+
+// Summary says in one line what the named schedule computes; "" for a
+// name that is not a named schedule.
+func Summary(name string) string { return summaries[name] }
+
 // Names lists the named schedules, sorted.
 func Names() []string {
 	n := make([]string, 0, len(named))

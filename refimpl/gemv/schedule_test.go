@@ -61,3 +61,25 @@ func TestScheduleErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestSummaries: every named schedule has a summary, and it names fp16
+// partials or an fp16 output exactly when the schedule has them.
+func TestSummaries(t *testing.T) {
+	for _, name := range Names() {
+		sc, _ := Lookup(name)
+		doc := Summary(name)
+		if doc == "" {
+			t.Errorf("%s: no summary", name)
+			continue
+		}
+		if got, want := strings.Contains(doc, "fp16 partial"), sc.Partial == FP16 || sc.Accum == FP16; got != want {
+			t.Errorf("%s: summary %q mentions fp16 partials: %v, schedule has them: %v", name, doc, got, want)
+		}
+		if got, want := strings.Contains(doc, "fp16 output"), sc.Out == FP16; got != want {
+			t.Errorf("%s: summary %q mentions an fp16 output: %v, schedule has one: %v", name, doc, got, want)
+		}
+	}
+	if Summary("chunk=64") != "" {
+		t.Error("a spec string has a summary")
+	}
+}

@@ -52,7 +52,10 @@ func AppendQ8_1(dst []byte, bs []Q8_1Block) []byte {
 // arithmetic creates.
 type Q8_1Profile struct {
 	Name, Source string
-	CUDA         bool
+	// Summary says in one line what the profile does where public
+	// implementations differ (diagnoses and docs show it beside the name).
+	Summary string
+	CUDA    bool
 	// arm64: saturating casts and positive default NaN (the arm64
 	// build); otherwise x86-64's.
 	arm64 bool
@@ -75,8 +78,9 @@ type Q8_1Profile struct {
 // S = fp16(0 * Inf) = 0xFE00. Recorded on the golden inputs
 // (conformance/harness/ggml/records/q8_1.x86-64).
 var Q8_1CPU = Q8_1Profile{
-	Name:   "cpu",
-	Source: "ggml-org/ggml src/ggml-quants.c quantize_row_q8_1_ref, x86-64 build (gcc -O3, run)",
+	Name:    "cpu",
+	Summary: "quantize_row_q8_1_ref, x86-64 build: out-of-range casts give 0, 0*Inf gives a negative NaN",
+	Source:  "ggml-org/ggml src/ggml-quants.c quantize_row_q8_1_ref, x86-64 build (gcc -O3, run)",
 }
 
 // Q8_1ARM64 is the same C function compiled for arm64 (gcc -O3, run under
@@ -84,9 +88,10 @@ var Q8_1CPU = Q8_1Profile{
 // the low byte, so +overflow gives -1 (0x7FFFFFFF) and -overflow 0; the
 // default NaN is positive, so S = fp16(0 * Inf) = 0x7E00.
 var Q8_1ARM64 = Q8_1Profile{
-	Name:   "arm64",
-	Source: "ggml-org/ggml src/ggml-quants.c quantize_row_q8_1_ref, arm64 build (aarch64-linux-gnu-gcc -O3, run under qemu-aarch64)",
-	arm64:  true,
+	Name:    "arm64",
+	Summary: "quantize_row_q8_1_ref, arm64 build: saturating casts, 0*Inf gives a positive NaN",
+	Source:  "ggml-org/ggml src/ggml-quants.c quantize_row_q8_1_ref, arm64 build (aarch64-linux-gnu-gcc -O3, run under qemu-aarch64)",
+	arm64:   true,
 }
 
 // Q8_1CUDA is the quantize_q8_1 kernel (ggml/src/ggml-cuda/quantize.cu):
@@ -108,9 +113,10 @@ var Q8_1ARM64 = Q8_1Profile{
 // on 1139439 of the 2^21 blocks (most of them built to sit near .5 ties);
 // d and s still matched. That build is not modelled.
 var Q8_1CUDA = Q8_1Profile{
-	Name:   "cuda",
-	Source: "ggml-org/llama.cpp: ggml/src/ggml-cuda/quantize.cu quantize_q8_1, compiled without -use_fast_math (checked on an H100)",
-	CUDA:   true,
+	Name:    "cuda",
+	Summary: "ggml-cuda quantize_q8_1: s = fp16(sum of x), not fp16(d * sum of q)",
+	Source:  "ggml-org/llama.cpp: ggml/src/ggml-cuda/quantize.cu quantize_q8_1, compiled without -use_fast_math (checked on an H100)",
+	CUDA:    true,
 }
 
 // Q8_1Profiles lists the q8_1 profiles: cpu (the x86-64 build), arm64,

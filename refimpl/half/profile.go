@@ -49,19 +49,41 @@ type Profile struct {
 	// An implementation measured for one format only is not claimed
 	// for the other.
 	Formats string
+	// bf16Summary and fp16Summary are Summary's lines: the codes and the
+	// implementations differ between the formats.
+	bf16Summary, fp16Summary string
+}
+
+// Summary says in one line what the profile does to format "bf16" or
+// "fp16" where public implementations differ; "" for a format it does not
+// have.
+func (p Profile) Summary(format string) string {
+	switch {
+	case !p.Has(format):
+		return ""
+	case format == "bf16":
+		return p.bf16Summary
+	case format == "fp16":
+		return p.fp16Summary
+	}
+	return ""
 }
 
 var (
 	// RNE keeps a NaN's sign and payload (IEEE 754 leaves the payload to
 	// the implementation; keeping it is what x448/float16 does).
 	RNE = Profile{
-		Name: "rne",
+		Name:        "rne",
+		bf16Summary: "NaN keeps sign and top payload bits, quieted (ggml fp32_to_bf16)",
+		fp16Summary: "NaN keeps sign and top payload bits, quieted (torch CPU float16)",
 		Source: "IEEE 754 roundTiesToEven; NaN keeps sign and top payload bits, quieted: x448/float16; " +
 			"ggml-org/ggml src/ggml-impl.h ggml_compute_fp32_to_bf16 (bf16, run); torch 2.11 CPU x.to(torch.float16) (fp16, run)",
 	}
 	// CanonicalNaN is what CUDA writes for any NaN: 0x7FFF.
 	CanonicalNaN = Profile{
-		Name: "canonical-nan",
+		Name:        "canonical-nan",
+		bf16Summary: "every NaN -> 0x7FFF (CUDA __float2bfloat16_rn, cvt.rn.bf16.f32)",
+		fp16Summary: "every NaN -> 0x7FFF (CUDA __float2half_rn, cvt.rn.f16.f32)",
 		Source: "every NaN -> 0x7FFF: CUDA 13.0 __float2half_rn / __float2bfloat16_rn, PTX cvt.rn.f16.f32 / cvt.rn.bf16.f32, " +
 			"torch 2.11 CUDA x.to(torch.bfloat16 / torch.float16) (all run on an H100)",
 		NaN: NaN7FFF,
@@ -71,7 +93,9 @@ var (
 	// (float_to_half_rtne) and bfloat16 (float_to_bfloat16_rtne, which
 	// ml_dtypes' bfloat16 is) write the canonical quiet NaN of the sign.
 	SignNaN = Profile{
-		Name: "sign-nan",
+		Name:        "sign-nan",
+		bf16Summary: "NaN keeps its sign, payload dropped: sign | 0x7FC0 (Eigen bfloat16, ml_dtypes)",
+		fp16Summary: "NaN keeps its sign, payload dropped: sign | 0x7E00 (ggml fp32_to_fp16, Eigen half)",
 		Source: "NaN -> sign | 0x7E00 (fp16) / sign | 0x7FC0 (bf16): ggml-org/ggml src/ggml-impl.h ggml_compute_fp32_to_fp16 " +
 			"(fp16, run); Eigen Eigen/src/Core/arch/Default/Half.h float_to_half_rtne and BFloat16.h float_to_bfloat16_rtne " +
 			"(the commit jax-ml/ml_dtypes pins; run, and ml_dtypes 0.6.0 bfloat16 in Python)",
@@ -81,26 +105,30 @@ var (
 	// sign, becomes 0xFFFF (c10::BFloat16's round_to_nearest_even returns
 	// UINT16_C(0xFFFF) for NaN). torch's CPU fp16 conversion is RNE.
 	TorchCPU = Profile{
-		Name:    "torch-cpu",
-		Source:  "torch 2.11 CPU x.to(torch.bfloat16) (run): every NaN -> 0xFFFF (pytorch c10/util/BFloat16.h round_to_nearest_even)",
-		NaN:     NaNFFFF,
-		Formats: "bf16",
+		Name:        "torch-cpu",
+		bf16Summary: "every NaN -> 0xFFFF (torch CPU bfloat16)",
+		Source:      "torch 2.11 CPU x.to(torch.bfloat16) (run): every NaN -> 0xFFFF (pytorch c10/util/BFloat16.h round_to_nearest_even)",
+		NaN:         NaNFFFF,
+		Formats:     "bf16",
 	}
 	// NumPy is numpy's float16 cast: payload truncated but not quieted.
 	NumPy = Profile{
-		Name:    "numpy",
-		Source:  "numpy 2.5.2 x.astype(numpy.float16) (run): numpy/_core/src/npymath/halffloat.cpp npy_floatbits_to_halfbits, NaN -> sign | 0x7C00 | payload>>13 (0 -> 1)",
-		NaN:     NaNTruncate,
-		Formats: "fp16",
+		Name:        "numpy",
+		fp16Summary: "signalling NaN not quieted, payload truncated (numpy astype(float16))",
+		Source:      "numpy 2.5.2 x.astype(numpy.float16) (run): numpy/_core/src/npymath/halffloat.cpp npy_floatbits_to_halfbits, NaN -> sign | 0x7C00 | payload>>13 (0 -> 1)",
+		NaN:         NaNTruncate,
+		Formats:     "fp16",
 	}
 	// Satfinite is PTX cvt.rn.satfinite.{f16,bf16}.f32: overflow and the
 	// infinities give the largest finite value of the sign (0x7BFF,
 	// 0x7F7F), NaN gives 0x7FFF.
 	Satfinite = Profile{
-		Name:      "satfinite",
-		Source:    "PTX cvt.rn.satfinite.f16.f32 / cvt.rn.satfinite.bf16.f32 (run on an H100, CUDA 13.0): overflow and +-Inf -> +-max finite, NaN -> 0x7FFF",
-		NaN:       NaN7FFF,
-		Satfinite: true,
+		Name:        "satfinite",
+		bf16Summary: "overflow and Inf saturate to the largest finite bf16 (cvt.rn.satfinite.bf16.f32)",
+		fp16Summary: "overflow and Inf saturate to 65504 (cvt.rn.satfinite.f16.f32)",
+		Source:      "PTX cvt.rn.satfinite.f16.f32 / cvt.rn.satfinite.bf16.f32 (run on an H100, CUDA 13.0): overflow and +-Inf -> +-max finite, NaN -> 0x7FFF",
+		NaN:         NaN7FFF,
+		Satfinite:   true,
 	}
 )
 

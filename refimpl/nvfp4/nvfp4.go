@@ -99,9 +99,12 @@ const (
 // Recipe is one NVFP4 quantizer, as data.
 type Recipe struct {
 	Name, Source string
-	PerTensor    PerTensor
-	BlockAmax    AmaxRule
-	BlockScale   BlockScaleRule
+	// Summary says in one line what the recipe does where public
+	// implementations differ (diagnoses and docs show it beside the name).
+	Summary    string
+	PerTensor  PerTensor
+	BlockAmax  AmaxRule
+	BlockScale BlockScaleRule
 	// ScaleMin, when positive, clamps t to [ScaleMin, 448] before the E4M3
 	// cast (a NaN t stays NaN).
 	ScaleMin float32
@@ -131,6 +134,7 @@ type Recipe struct {
 // keeps Go and wasm results identical.
 var Canonical = Recipe{
 	Name:       "canonical",
+	Summary:    "g = 2688/amax, block scale E4M3 satfinite of (b/6)*g, elements x/(s/g); a NaN does not enter the block amax",
 	Source:     "bitexact: docs/rationale/blocks.md",
 	PerTensor:  EncodeScale,
 	BlockAmax:  IgnoreNaN,
@@ -146,6 +150,7 @@ var Canonical = Recipe{
 // approximate reciprocal happens to be correctly rounded.
 var VLLMLike = Recipe{
 	Name:       "vllm-like",
+	Summary:    "vLLM nvfp4_utils.cuh with exact reciprocals for rcp.approx: multiplies by reciprocals where canonical divides",
 	Source:     "vllm-project/vllm: csrc/quantization/fp4/nvfp4_utils.cuh (rcp.approx replaced by exact 1/x)",
 	PerTensor:  EncodeScale,
 	BlockAmax:  IgnoreNaN,
@@ -160,6 +165,7 @@ var VLLMLike = Recipe{
 // float8_e4m3fn, data x * ((1/p)/s), E2M1 by _f32_to_floatx_unpacked.
 var TorchAO017 = Recipe{
 	Name:       "torchao-0.17",
+	Summary:    "torchao nvfp4_quantize v0.17+: p = amax/2688 stored, block scale (b/6)/p clamped to [2^-6, 448], data x*((1/p)/s), NaN propagates",
 	Source:     "pytorch/ao: torchao/prototype/mx_formats/nvfp4_tensor.py (v0.17+)",
 	PerTensor:  DecodeScale,
 	BlockAmax:  PropagateNaN,
@@ -174,6 +180,7 @@ var TorchAO017 = Recipe{
 // earlier).
 var TorchAO016 = Recipe{
 	Name:       "torchao-0.16",
+	Summary:    "torchao nvfp4_quantize up to v0.16: as torchao-0.17 with the data scaled as x/(p*s)",
 	Source:     "pytorch/ao: torchao/prototype/mx_formats/nvfp4_tensor.py (<= v0.16)",
 	PerTensor:  DecodeScale,
 	BlockAmax:  PropagateNaN,
@@ -189,6 +196,7 @@ var TorchAO016 = Recipe{
 // float8_e4m3fn (torch cast, no saturation), data x / (s*p).
 var ModelOpt = Recipe{
 	Name:         "modelopt",
+	Summary:      "TensorRT Model Optimizer NVFP4QTensor: block scale b/(6*p), 0 -> 1, E4M3 cast without saturation, data x/(s*p)",
 	Source:       "NVIDIA/TensorRT-Model-Optimizer: modelopt/torch/quantization/qtensor/nvfp4_tensor.py",
 	PerTensor:    DecodeScale,
 	BlockAmax:    PropagateNaN,

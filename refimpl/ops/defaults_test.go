@@ -85,3 +85,48 @@ func TestRunSeesDefaults(t *testing.T) {
 		t.Errorf("withDefaults: %v from %v", q, p)
 	}
 }
+
+// TestChoices: every named value of a rule-selecting parameter has a
+// summary and (schedules aside) a source, and a parameter's default is one
+// of its named values.
+func TestChoices(t *testing.T) {
+	n := 0
+	for _, name := range Names() {
+		op, _ := Lookup(name)
+		for key, cs := range op.Choices {
+			if _, ok := op.Params[key]; !ok {
+				t.Errorf("%s: choices for unknown parameter %s", name, key)
+			}
+			for _, c := range cs {
+				n++
+				if c.Name == "" || c.Summary == "" || (c.Source == "" && key != "schedule") {
+					t.Errorf("%s %s: choice %+v lacks a name, summary or source", name, key, c)
+				}
+			}
+			if def, ok := op.Default(key); ok {
+				if _, ok := op.Choice(key, def); !ok {
+					t.Errorf("%s: default %s=%s is not among its choices", name, key, def)
+				}
+			}
+		}
+	}
+	if n < 50 {
+		t.Errorf("%d choices in all; the ops declare more", n)
+	}
+	for _, tc := range []struct{ op, key, name, summary string }{
+		{"e2m1.encode", "profile", "sw-sm121", "NaN sign kept (-NaN -> -6): dgx-vllm software E2M1"},
+		{"bf16.encode", "", "sign-nan", "NaN keeps its sign, payload dropped: sign | 0x7FC0 (Eigen bfloat16, ml_dtypes)"},
+		{"fp16.encode", "", "sign-nan", "NaN keeps its sign, payload dropped: sign | 0x7E00 (ggml fp32_to_fp16, Eigen half)"},
+		{"mxfp4.quantize", "mode", "rceil", "E8M0 scale from amax/emax rounded up (cuBLAS/TE RCEIL)"},
+		{"gemv.awq", "schedule", "seq-f16out", "float32 accumulation as seq, the result rounded once to an fp16 output"},
+	} {
+		op, _ := Lookup(tc.op)
+		if c, ok := op.Choice(tc.key, tc.name); !ok || c.Summary != tc.summary {
+			t.Errorf("%s %s=%s: %+v, %v; want summary %q", tc.op, tc.key, tc.name, c, ok, tc.summary)
+		}
+	}
+	op, _ := Lookup("fp16.encode")
+	if c, ok := op.Choice("profile", "torch-cpu"); ok {
+		t.Errorf("fp16.encode offers torch-cpu (a bf16-only profile): %+v", c)
+	}
+}

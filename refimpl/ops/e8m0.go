@@ -22,6 +22,7 @@ func init() {
 		Name:    "e8m0.encode",
 		Doc:     "float32 -> E8M0 codes under a named rounding",
 		Params:  map[string]string{"rounding": "rz | rp | torch | ml_dtypes (required)"},
+		Choices: map[string][]Choice{"rounding": roundingChoices()},
 		Inputs:  []string{"x"},
 		Outputs: []string{"codes"},
 		Run: func(p Params, in Tensors) (Tensors, error) {
@@ -73,6 +74,7 @@ func init() {
 			"elem": "element format: e2m1 (default; emax 2, max 6)",
 		},
 		Defaults: Params{"elem": "e2m1"},
+		Choices:  map[string][]Choice{"mode": scaleModeChoices()},
 		Inputs:   []string{"amax"},
 		Outputs:  []string{"scale"},
 		Run: func(p Params, in Tensors) (Tensors, error) {

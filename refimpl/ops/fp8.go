@@ -15,6 +15,7 @@ func init() {
 			"format":  "e4m3 | e5m2 (required)",
 			"profile": "satfinite | nosat | ml_dtypes (e5m2 only) (required)",
 		},
+		Choices: map[string][]Choice{"profile": fp8Choices()},
 		Inputs:  []string{"x"},
 		Outputs: []string{"codes"},
 		Run: func(p Params, in Tensors) (Tensors, error) {

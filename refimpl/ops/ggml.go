@@ -35,6 +35,7 @@ func init() {
 			"s": "cpu (default: quantize_row_q8_1_ref, x86-64 build, s = fp16(d*sum q)), arm64 (the same on arm64: saturating casts, positive default NaN) or cuda (quantize_q8_1 kernel, s = fp16(sum x))",
 		},
 		Defaults: Params{"s": ggml.Q8_1CPU.Name},
+		Choices:  map[string][]Choice{"s": q8_1Choices()},
 		Inputs:   []string{"x"},
 		Outputs:  []string{"blocks"},
 		Run:      runGGMLQ8_1Quantize,

@@ -23,6 +23,7 @@ func init() {
 				"(rne: quiet, sign and payload kept; canonical-nan: 0x7FFF; sign-nan: sign | quiet NaN; torch-cpu, bf16: 0xFFFF; numpy, fp16: payload kept unquieted)",
 			Params:   map[string]string{"profile": "rne (default) | canonical-nan | sign-nan | satfinite | torch-cpu (bf16) | numpy (fp16)"},
 			Defaults: Params{"profile": half.RNE.Name},
+			Choices:  map[string][]Choice{"profile": halfChoices(h.family)},
 			Inputs:   []string{"x"},
 			Outputs:  []string{"y"},
 			Run: func(p Params, in Tensors) (Tensors, error) {

@@ -18,6 +18,7 @@ func init() {
 			"profile": "E2M1 element profile: nvidia (default), sw-sm121, ml_dtypes, cutlass, ties-away, ties-toward-zero",
 		},
 		Defaults: Params{"mode": e8m0.Floor.Name, "profile": fp4.NVIDIA.Name},
+		Choices:  map[string][]Choice{"mode": scaleModeChoices(), "profile": fp4Choices()},
 		Inputs:   []string{"x"},
 		Outputs:  []string{"packed", "scales"},
 		Run:      runMXFP4Quantize,

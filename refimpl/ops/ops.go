@@ -35,6 +35,10 @@ type Op struct {
 	// default is computed from the inputs (Params says which). Run sees
 	// p with these filled in, however it is called.
 	Defaults Params
+	// Choices are, by parameter, the named values of the parameters that
+	// select a rule where implementations differ (e2m1.encode's profile:
+	// nvidia, sw-sm121, ...), with their summaries and sources.
+	Choices map[string][]Choice
 	// Inputs and Outputs name the tensors, in a stable order.
 	Inputs, Outputs []string
 	Run             func(p Params, in Tensors) (Tensors, error)

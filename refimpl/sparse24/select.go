@@ -48,6 +48,9 @@ type TieRule struct {
 	Metric     Metric
 	Degenerate Degenerate
 	Source     string
+	// Summary says in one line what the tie rule does where public
+	// implementations differ (diagnoses and docs show it beside the name).
+	Summary string
 }
 
 // The tie rules.
@@ -55,16 +58,16 @@ var (
 	// LowerIndex (canonical): keep the two largest magnitudes, the lower
 	// index winning among equal magnitudes, also when fewer than two values
 	// are nonzero (an all-zero group keeps (0,1), metadata 0x4).
-	LowerIndex = TieRule{Name: "lower-index", Metric: Magnitude, Degenerate: DegenerateRanked,
+	LowerIndex = TieRule{Name: "lower-index", Summary: "keep the two largest magnitudes, the lower index winning ties, also in groups with fewer than two nonzeros", Metric: Magnitude, Degenerate: DegenerateRanked,
 		Source: "bitexact canonical rule (public pruners leave ties unspecified)"}
 	// CUTLASS: as LowerIndex when at least two values are nonzero; a group
 	// with fewer takes the positions of PyTorch's CUTLASS metadata
 	// converter.
-	CUTLASS = TieRule{Name: "cutlass", Metric: Magnitude, Degenerate: DegenerateCUTLASS,
+	CUTLASS = TieRule{Name: "cutlass", Summary: "as lower-index, but a group with fewer than two nonzeros takes the positions of PyTorch's CUTLASS metadata converter", Metric: Magnitude, Degenerate: DegenerateCUTLASS,
 		Source: "pytorch/pytorch:torch/sparse/_semi_structured_conversions.py _sparse_semi_structured_from_dense"}
 	// Signed: keep the two largest signed values, lower index on ties, as
 	// PyTorch's tile pruner ranks by default.
-	Signed = TieRule{Name: "signed", Metric: SignedValue, Degenerate: DegenerateRanked,
+	Signed = TieRule{Name: "signed", Summary: "keep the two largest signed values, lower index on ties (PyTorch's tile pruner)", Metric: SignedValue, Degenerate: DegenerateRanked,
 		Source: "pytorch/pytorch:torch/sparse/_semi_structured_conversions.py _sparse_semi_structured_tile (sorts values descending, signed)"}
 )
 
