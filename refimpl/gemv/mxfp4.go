@@ -5,22 +5,24 @@ import (
 	"fmt"
 
 	"github.com/bitexact/bitexact/refimpl/e8m0"
+	"github.com/bitexact/bitexact/refimpl/ggml"
 	"github.com/bitexact/bitexact/refimpl/half"
 )
 
-// Sizes of the llama.cpp blocks (ggml-common.h).
+// Sizes of the llama.cpp blocks (ggml-common.h), as refimpl/ggml defines
+// them.
 const (
 	// MXFP4BlockBytes is sizeof(block_mxfp4): uint8 e; uint8 qs[16].
-	MXFP4BlockBytes = 17
+	MXFP4BlockBytes = ggml.MXFP4BlockBytes
 	// Q81BlockBytes is sizeof(block_q8_1): fp16 d; fp16 s; int8 qs[32].
-	Q81BlockBytes = 36
+	Q81BlockBytes = ggml.Q8_1BlockBytes
 	// QK is the number of elements of either block.
-	QK = 32
+	QK = ggml.QK
 )
 
-// KValuesMXFP4 is llama.cpp's kvalues_mxfp4: twice the E2M1 value of each
-// code, as int8.
-var KValuesMXFP4 = [16]int8{0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12}
+// KValuesMXFP4 is llama.cpp's kvalues_mxfp4 (ggml.KValuesMXFP4): twice the
+// E2M1 value of each code, as int8.
+var KValuesMXFP4 = ggml.KValuesMXFP4
 
 // pair is the products of qs byte c's two codes, element j (low nibble)
 // and j+16 (high), with the activations qj and qj16. The sums of a group

@@ -55,6 +55,17 @@ func (in *SparseFP4) check(s Schedule) error {
 	if err := s.Validate(); err != nil {
 		return err
 	}
+	if err := in.checkShapes(); err != nil {
+		return err
+	}
+	if s.GroupK%4 != 0 || in.ScaleK%s.GroupK != 0 {
+		return fmt.Errorf("sparse fp4: schedule group %d must be a multiple of 4 dividing the scale block %d", s.GroupK, in.ScaleK)
+	}
+	return nil
+}
+
+// checkShapes checks in's dimensions, lengths and expert indices.
+func (in *SparseFP4) checkShapes() error {
 	if in.E < 0 || in.K < 0 || in.N < 0 {
 		return fmt.Errorf("sparse fp4: negative dimension E=%d K=%d N=%d", in.E, in.K, in.N)
 	}
@@ -63,9 +74,6 @@ func (in *SparseFP4) check(s Schedule) error {
 	}
 	if in.ScaleK < 8 || in.ScaleK%8 != 0 || (in.K > 0 && in.K%in.ScaleK != 0) {
 		return fmt.Errorf("sparse fp4: scale block %d must be a multiple of 8 dividing K=%d", in.ScaleK, in.K)
-	}
-	if s.GroupK%4 != 0 || in.ScaleK%s.GroupK != 0 {
-		return fmt.Errorf("sparse fp4: schedule group %d must be a multiple of 4 dividing the scale block %d", s.GroupK, in.ScaleK)
 	}
 	if in.Decode > DGXLUT {
 		return fmt.Errorf("sparse fp4: unknown scale decoding %d", in.Decode)

@@ -115,6 +115,20 @@ func runSparseFP4(p Params, in Tensors) (Tensors, error) {
 	if err != nil {
 		return nil, err
 	}
+	sp, err := sparseFP4Input(p, in)
+	if err != nil {
+		return nil, err
+	}
+	y, err := gemv.SparseFP4GEMV(sp, s)
+	if err != nil {
+		return nil, err
+	}
+	return Tensors{"y": gemvOut(y, []int{len(sp.Experts), sp.N}, s.Out)}, nil
+}
+
+// sparseFP4Input checks the tensors and scale_decode of gemv.sparse_fp4
+// and gathers them for refimpl/gemv.
+func sparseFP4Input(p Params, in Tensors) (gemv.SparseFP4, error) {
 	var dec gemv.ScaleDecode
 	switch v := p["scale_decode"]; v {
 	case "e4m3fn":
@@ -122,52 +136,48 @@ func runSparseFP4(p Params, in Tensors) (Tensors, error) {
 	case "dgx_lut":
 		dec = gemv.DGXLUT
 	default:
-		return nil, fmt.Errorf("parameter scale_decode=%q: want e4m3fn or dgx_lut", v)
+		return gemv.SparseFP4{}, fmt.Errorf("parameter scale_decode=%q: want e4m3fn or dgx_lut", v)
 	}
 	comp := in["comp"]
 	if err := gemvRank(comp, "comp", tensor.U8, 3); err != nil {
-		return nil, err
+		return gemv.SparseFP4{}, err
 	}
 	e, k, n := comp.Shape[0], 4*comp.Shape[1], comp.Shape[2]
 	if k%8 != 0 {
-		return nil, fmt.Errorf("tensor \"comp\": shape %v: K/4=%d must be even (K a multiple of 8)", comp.Shape, k/4)
+		return gemv.SparseFP4{}, fmt.Errorf("tensor \"comp\": shape %v: K/4=%d must be even (K a multiple of 8)", comp.Shape, k/4)
 	}
 	if err := in["meta"].Expect("meta", tensor.U8, e, k/8, n); err != nil {
-		return nil, err
+		return gemv.SparseFP4{}, err
 	}
 	scales := in["scales"]
 	if err := scales.Expect("scales", tensor.U8, e, -1, n); err != nil {
-		return nil, err
+		return gemv.SparseFP4{}, err
 	}
 	ns := scales.Shape[1]
 	if ns == 0 || k%ns != 0 {
-		return nil, fmt.Errorf("tensor \"scales\": shape %v: %d scale blocks do not divide K=%d", scales.Shape, ns, k)
+		return gemv.SparseFP4{}, fmt.Errorf("tensor \"scales\": shape %v: %d scale blocks do not divide K=%d", scales.Shape, ns, k)
 	}
 	if err := in["global"].Expect("global", tensor.F32, e); err != nil {
-		return nil, err
+		return gemv.SparseFP4{}, err
 	}
 	experts := in["experts"]
 	if err := gemvRank(experts, "experts", tensor.I32, 1); err != nil {
-		return nil, err
+		return gemv.SparseFP4{}, err
 	}
 	a := experts.Shape[0]
 	act := in["act"]
 	if err := act.Expect("act", tensor.F16); err != nil {
-		return nil, err
+		return gemv.SparseFP4{}, err
 	}
 	if !(len(act.Shape) == 1 && act.Shape[0] == k) && !(len(act.Shape) == 2 && act.Shape[0] == a && act.Shape[1] == k) {
-		return nil, fmt.Errorf("tensor \"act\": shape %v, want [%d] or [%d %d]", act.Shape, k, a, k)
+		return gemv.SparseFP4{}, fmt.Errorf("tensor \"act\": shape %v, want [%d] or [%d %d]", act.Shape, k, a, k)
 	}
-	y, err := gemv.SparseFP4GEMV(gemv.SparseFP4{
+	return gemv.SparseFP4{
 		E: e, K: k, N: n, ScaleK: k / ns,
 		Comp: comp.Data, Meta: in["meta"].Data, Scales: scales.Data,
 		Global: in["global"].F32(), Act: act.Bits16(), Experts: experts.I32(),
 		Decode: dec,
-	}, s)
-	if err != nil {
-		return nil, err
-	}
-	return Tensors{"y": gemvOut(y, []int{a, n}, s.Out)}, nil
+	}, nil
 }
 
 func runMXFP4Q81(p Params, in Tensors) (Tensors, error) {
@@ -175,19 +185,61 @@ func runMXFP4Q81(p Params, in Tensors) (Tensors, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := in["w"]
-	if err := w.Expect("w", tensor.U8, -1, -1, gemv.MXFP4BlockBytes); err != nil {
+	n, k, err := mxfp4Q81Input(in)
+	if err != nil {
 		return nil, err
 	}
-	n, nb := w.Shape[0], w.Shape[1]
-	if err := in["act"].Expect("act", tensor.U8, nb, gemv.Q81BlockBytes); err != nil {
-		return nil, err
-	}
-	y, err := gemv.MXFP4Q81GEMV(w.Data, in["act"].Data, n, nb*gemv.QK, s)
+	y, err := gemv.MXFP4Q81GEMV(in["w"].Data, in["act"].Data, n, k, s)
 	if err != nil {
 		return nil, err
 	}
 	return Tensors{"y": gemvOut(y, []int{n}, s.Out)}, nil
+}
+
+// mxfp4Q81Input checks the tensors of gemv.mxfp4_q8_1 and returns N and K.
+func mxfp4Q81Input(in Tensors) (n, k int, err error) {
+	w := in["w"]
+	if err := w.Expect("w", tensor.U8, -1, -1, gemv.MXFP4BlockBytes); err != nil {
+		return 0, 0, err
+	}
+	n, nb := w.Shape[0], w.Shape[1]
+	if err := in["act"].Expect("act", tensor.U8, nb, gemv.Q81BlockBytes); err != nil {
+		return 0, 0, err
+	}
+	return n, nb * gemv.QK, nil
+}
+
+// GEMVTerms returns the operands of GEMV op ("gemv.sparse_fp4" or
+// "gemv.mxfp4_q8_1") on inputs in under parameters p (the op's defaults
+// filling those left out) as exact float64 values, one row of weights and
+// one of activations per output element, in the output's order: what
+// gemv.Bound holds a kernel's output to when its summation order is not
+// the declared schedule. Inputs are checked as the op checks them.
+func GEMVTerms(op string, p Params, in Tensors) (gemv.Terms, error) {
+	o, err := Lookup(op)
+	if err != nil {
+		return gemv.Terms{}, err
+	}
+	p = p.withDefaults(o.Defaults)
+	var t gemv.Terms
+	switch op {
+	case "gemv.sparse_fp4":
+		var sp gemv.SparseFP4
+		if sp, err = sparseFP4Input(p, in); err == nil {
+			t, err = sp.Terms()
+		}
+	case "gemv.mxfp4_q8_1":
+		var n, k int
+		if n, k, err = mxfp4Q81Input(in); err == nil {
+			t, err = gemv.MXFP4Q81Terms(in["w"].Data, in["act"].Data, n, k)
+		}
+	default:
+		return gemv.Terms{}, fmt.Errorf("op %s: no exact operand model (gemv.sparse_fp4, gemv.mxfp4_q8_1 have one)", op)
+	}
+	if err != nil {
+		return gemv.Terms{}, fmt.Errorf("op %s: %w", op, err)
+	}
+	return t, nil
 }
 
 func runAWQ(p Params, in Tensors) (Tensors, error) {

@@ -159,3 +159,25 @@ func TestGEMVExactOp(t *testing.T) {
 		t.Errorf("I32 input: %v", err)
 	}
 }
+
+// TestGEMVTerms: the op-level operands are the gemv package's, with the
+// op's defaults and input checks; other ops and bad inputs are errors.
+func TestGEMVTerms(t *testing.T) {
+	if _, err := GEMVTerms("gemv.awq", nil, nil); err == nil || !strings.Contains(err.Error(), "no exact operand model") {
+		t.Errorf("gemv.awq: %v", err)
+	}
+	if _, err := GEMVTerms("gemv.mxfp4_q8_1", nil, Tensors{"w": tensor.FromU8([]int{1, 1, 17}, make([]uint8, 17)), "act": tensor.FromU8([]int{2, 36}, make([]uint8, 72))}); err == nil || !strings.Contains(err.Error(), `"act"`) {
+		t.Errorf("mismatched act: %v", err)
+	}
+	w := make([]uint8, 17)
+	w[0], w[1] = 128, 0x07 // scale 2^0; element 0 code 7 (kvalue 12)
+	act := make([]uint8, 36)
+	act[1], act[4] = 0x3c, 2 // d8 = 1, q0 = 2
+	terms, err := GEMVTerms("gemv.mxfp4_q8_1", Params{"schedule": "seq"}, Tensors{"w": tensor.FromU8([]int{1, 1, 17}, w), "act": tensor.FromU8([]int{1, 36}, act)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(terms.W) != 1 || terms.W[0][0] != 12 || terms.X[0][0] != 2 {
+		t.Errorf("terms %v x %v, want row 0 starting 12 and 2", terms.W, terms.X)
+	}
+}
