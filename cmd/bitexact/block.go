@@ -52,14 +52,19 @@ func encodeBlock(ctx context.Context, kind, profile string, vals []float32, stdo
 		return exitUsage
 	}
 	y := dq["y"].F32()
+	shown := profile
+	if shown == "" {
+		op, _ := ops.Lookup(qop)
+		shown, _ = op.Default(param)
+	}
 	codes := q["packed"].Data
 	scales := q["scales"].Data
 	if kind == "nvfp4" {
 		g := q["global"].F32()[0]
 		fmt.Fprintf(stdout, "nvfp4 (%s %s): %s in %s of 16; per-tensor scale %s (float32 0x%08x)\n",
-			param, orDefault(profile, "canonical"), plural(len(vals), "value"), plural(k/bs, "block"), fmtValue(g), math.Float32bits(g))
+			param, shown, plural(len(vals), "value"), plural(k/bs, "block"), fmtValue(g), math.Float32bits(g))
 	} else {
-		fmt.Fprintf(stdout, "mxfp4 (%s %s): %s in %s of 32\n", param, orDefault(profile, "nvidia"), plural(len(vals), "value"), plural(k/bs, "block"))
+		fmt.Fprintf(stdout, "mxfp4 (%s %s): %s in %s of 32\n", param, shown, plural(len(vals), "value"), plural(k/bs, "block"))
 	}
 	for b := 0; b < k/bs; b++ {
 		s := scales[b]
@@ -95,13 +100,6 @@ func plural(n int, noun string) string {
 		return "1 " + noun
 	}
 	return fmt.Sprintf("%d %ss", n, noun)
-}
-
-func orDefault(s, d string) string {
-	if s == "" {
-		return d
-	}
-	return s
 }
 
 func fmtFloat64(v float64) string { return fmt.Sprintf("%.9g", v) }
