@@ -87,8 +87,8 @@ func TestRunSeesDefaults(t *testing.T) {
 }
 
 // TestChoices: every named value of a rule-selecting parameter has a
-// summary and (schedules aside) a source, and a parameter's default is one
-// of its named values.
+// summary and (schedules aside) a source and is named in the parameter's
+// doc, and a parameter's default is one of its named values.
 func TestChoices(t *testing.T) {
 	n := 0
 	for _, name := range Names() {
@@ -101,6 +101,11 @@ func TestChoices(t *testing.T) {
 				n++
 				if c.Name == "" || c.Summary == "" || (c.Source == "" && key != "schedule") {
 					t.Errorf("%s %s: choice %+v lacks a name, summary or source", name, key, c)
+				}
+			}
+			for _, c := range cs {
+				if !strings.Contains(op.Params[key], c.Name) {
+					t.Errorf("%s: the doc of %s, %q, does not name %s", name, key, op.Params[key], c.Name)
 				}
 			}
 			if def, ok := op.Default(key); ok {

@@ -14,7 +14,7 @@ func init() {
 	register(Op{
 		Name:     "e2m1.encode",
 		Doc:      "float32 -> E2M1 codes (one per byte) under a named rounding profile (fp4.Profile)",
-		Params:   map[string]string{"profile": "nvidia (default) | sw-sm121 | ml_dtypes | cutlass | ties-away | ties-toward-zero"},
+		Params:   map[string]string{"profile": "nvidia (default) | sw-sm121 | ml_dtypes | cutlass | ties-away | ties-toward-zero | ggml"},
 		Defaults: Params{"profile": fp4.NVIDIA.Name},
 		Choices:  map[string][]Choice{"profile": fp4Choices()},
 		Inputs:   []string{"x"},

@@ -15,7 +15,7 @@ func init() {
 		Doc:  "OCP MX v1.0 MXFP4 quantization of x [M,K] (K%32==0): E2M1 pairs and E8M0 scales per 32",
 		Params: map[string]string{
 			"mode":    "E8M0 scale rounding: floor (default, OCP), ceil, even, rceil",
-			"profile": "E2M1 element profile: nvidia (default), sw-sm121, ml_dtypes, cutlass, ties-away, ties-toward-zero",
+			"profile": "E2M1 element profile: nvidia (default), sw-sm121, ml_dtypes, cutlass, ties-away, ties-toward-zero, ggml",
 		},
 		Defaults: Params{"mode": e8m0.Floor.Name, "profile": fp4.NVIDIA.Name},
 		Choices:  map[string][]Choice{"mode": scaleModeChoices(), "profile": fp4Choices()},

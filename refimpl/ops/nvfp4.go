@@ -28,7 +28,7 @@ func init() {
 		Name: "nvfp4.dequantize",
 		Doc:  "NVFP4 to float32: e2m1(c) * float32(s/g) (encode-scale recipes) or float32(s*p) (decode-scale recipes)",
 		Params: map[string]string{
-			"recipe":  "the recipe that produced the tensor (selects g or p); default canonical",
+			"recipe":  "the recipe that produced the tensor (selects g or p): canonical (default), vllm-like, torchao-0.17, torchao-0.16, modelopt",
 			"swizzle": "0 (default) or 1: layout of the scales input",
 		},
 		Defaults: Params{"recipe": nvfp4.Canonical.Name, "swizzle": "0"},
