@@ -133,7 +133,13 @@ type sig [32]byte
 
 var undefined sig
 
-func digest(out ops.Tensors) sig {
+// digest hashes out. For a GEMV (nanBits false) every NaN of a float
+// output hashes alike: refimpl/gemv leaves the bits of a NaN that its
+// arithmetic creates (Inf - Inf, 0 * Inf) to the host (x86-64 makes it
+// negative, arm64 positive), so the golden GEMV inputs create none, and
+// two schedules that differ only in such bits (seq and seq-fma on an
+// infinite AWQ scale) are not a pair the golden set could separate.
+func digest(out ops.Tensors, nanBits bool) sig {
 	h := sha256.New()
 	names := make([]string, 0, len(out))
 	for n := range out {
@@ -143,6 +149,9 @@ func digest(out ops.Tensors) sig {
 	for _, n := range names {
 		t := out[n]
 		fmt.Fprintf(h, "%s %s %v %d\n", n, t.DType, t.Shape, len(t.Data))
+		if !nanBits {
+			t = canonNaN(t)
+		}
 		h.Write(t.Data)
 	}
 	var s sig
@@ -153,6 +162,30 @@ func digest(out ops.Tensors) sig {
 	return s
 }
 
+// canonNaN returns t with every NaN of a float32 or fp16 tensor replaced
+// by one pattern.
+func canonNaN(t tensor.Tensor) tensor.Tensor {
+	switch t.DType {
+	case tensor.F32:
+		b := t.Bits32()
+		for i, v := range b {
+			if v&0x7fffffff > 0x7f800000 {
+				b[i] = 0x7fc00000
+			}
+		}
+		return tensor.FromBits32(t.DType, t.Shape, b)
+	case tensor.F16:
+		b := t.Bits16()
+		for i, v := range b {
+			if v&0x7fff > 0x7c00 {
+				b[i] = 0x7e00
+			}
+		}
+		return tensor.FromBits16(t.DType, t.Shape, b)
+	}
+	return t
+}
+
 // evaluate runs every variant on one input.
 func evaluate(s *suite.Suite, vs []variant, task suite.Task, in ops.Tensors) []sig {
 	e := &env{s: s, task: task, in: in}
@@ -160,7 +193,7 @@ func evaluate(s *suite.Suite, vs []variant, task suite.Task, in ops.Tensors) []s
 	out := make([]sig, len(vs))
 	for i, v := range vs {
 		if o, ok := v.run(e); ok {
-			out[i] = digest(o)
+			out[i] = digest(o, !strings.HasPrefix(s.Op, "gemv."))
 		}
 	}
 	return out
@@ -256,12 +289,12 @@ func probes(t *testing.T, s *suite.Suite, set *golden.Set, short bool) []probe {
 		// Every position of a block on small tasks; on larger ones (a
 		// GEMV's weights) every fourth, which still puts each special
 		// value at positions of every residue mod 4 across the values.
-		positions, reps := 32, 3
+		positions, reps := 32, 2
 		if inputBytes(ti.in) > 64<<10 {
 			positions = 8
 		}
 		if short {
-			positions, reps = 4, 2
+			positions = 4
 		}
 		names := make([]string, 0, len(ti.in))
 		for n := range ti.in {
@@ -476,11 +509,11 @@ func firstDiff(a, b ops.Tensors, in ops.Tensors) string {
 
 // TestSeparation: for every suite, every pair of variants that some
 // search input tells apart is told apart by the suite's golden inputs.
-// With -short, the positional sweeps visit 4 positions of every block of
-// 32 instead of all 32, each random perturbation is drawn twice instead of
-// four times, the float32 sweeps use 5 low-bit patterns instead of 12,
-// and the diagnosis alternatives are taken against the suite's first
-// profile only instead of against every profile.
+// With -short, the positional sweeps visit 4 positions (one drawn from
+// each quarter) of every block of 32 instead of all 32 (8 on inputs over
+// 64 KiB), the float32 sweeps use 5 low-bit patterns instead of 12, and
+// the diagnosis alternatives are taken against the suite's first profile
+// only instead of against every profile.
 func TestSeparation(t *testing.T) {
 	set, err := golden.Default()
 	if err != nil {
