@@ -189,14 +189,14 @@ func separationCatalog() ([]Inputs, []Case) {
 		nvfp4Cases(name, fmt.Sprintf("tensor amax in [1,2)*2^%d", e))
 	}
 
-	// NVFP4 shapes: one row of one block; 300 rows of 5 blocks (neither a
+	// NVFP4 shapes: one row of two blocks; 300 rows of 5 blocks (neither a
 	// multiple of the 128x4 swizzle tile).
 	for _, sh := range []struct {
 		name     string
 		rows, k  int
 		describe string
 	}{
-		{"sep.nvfp4.one-row", 1, 16, "a single row of one block"},
+		{"sep.nvfp4.one-row", 1, 32, "a single row of two blocks"},
 		{"sep.nvfp4.tall", 300, 80, "300 rows of 5 blocks (the swizzle pads both)"},
 	} {
 		sh := sh
