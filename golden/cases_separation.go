@@ -28,6 +28,9 @@ import (
 //     spellings of the per-tensor scale (2688/amax and 1/(amax/2688)) round
 //     to different float32 values, with blocks at the E4M3 and E2M1
 //     rounding boundaries of that scale, so that formula variants show;
+//   - in every dequantizer, every scale code (E4M3, E8M0 0x00 and 0xFF
+//     included) with every element code at every position of a block,
+//     and special fp16 d for block_q8_1;
 //   - a single row, rows and block columns that are no multiple of the
 //     128x4 swizzle tile, and many rows;
 //   - GEMVs with E8M0 weight scales 0x00 (whose products underflow, where
@@ -413,6 +416,93 @@ func separationCatalog() ([]Inputs, []Case) {
 	cs = append(cs, Case{Name: "gemv.sparse_fp4.sep.experts.sparse-v7.dgx_lut", Family: "gemv", Op: "gemv.sparse_fp4",
 		Params: ops.Params{"schedule": "sparse-v7", "scale_decode": "dgx_lut"}, Inputs: "sep.gemv.sparse_fp4.experts",
 		Description: "2:4-sparse NVFP4 MoE GEMV, six active rows over five experts, special scale codes, schedule sparse-v7, scales decoded by the dgx-vllm table"})
+	// Dequantizers: every scale code of the format, each in its own block,
+	// whose element codes are all 16 E2M1 codes rotated by the scale code,
+	// so that each element code meets each position and each scale.
+	rotated := func(block, c int) uint8 { // byte b of block `block`: two codes
+		lo, hi := (2*c+block)%16, (2*c+1+block)%16
+		return uint8(lo) | uint8(hi)<<4
+	}
+	ins = append(ins, Inputs{Name: "sep.nvfp4.every-scale",
+		Description: "packed E2M1x2 U8 [256,8], scales E4M3 U8 [256,1], global F32 [1] = 1/2688: row r has scale code r (NaN 0x7F and 0xFF, ±0, subnormals, 448 included) " +
+			"and the 16 E2M1 codes rotated by r, so each element code sits at each position of a block of 16",
+		Make: func(uint64) (ops.Tensors, error) {
+			p := make([]uint8, 256*8)
+			sc := make([]uint8, 256)
+			for r := 0; r < 256; r++ {
+				sc[r] = uint8(r)
+				for b := 0; b < 8; b++ {
+					p[r*8+b] = rotated(r, b)
+				}
+			}
+			pt := tensor.FromU8([]int{256, 8}, p)
+			pt.Logical = "e2m1x2"
+			st := tensor.FromU8([]int{256, 1}, sc)
+			st.Logical = "e4m3"
+			return ops.Tensors{"packed": pt, "scales": st, "global": tensor.FromF32([]int{1}, []float32{1.0 / 2688})}, nil
+		}})
+	for _, rc := range nvfp4.Recipes() {
+		cs = append(cs, Case{Name: "nvfp4.dequantize.sep.every-scale." + rc.Name, Family: "nvfp4", Op: "nvfp4.dequantize", Params: ops.Params{"recipe": rc.Name},
+			Inputs: "sep.nvfp4.every-scale", Description: "NVFP4 dequantize of every E4M3 scale code with every E2M1 code at every position, recipe " + rc.Name})
+	}
+	ins = append(ins, Inputs{Name: "sep.mxfp4.every-scale",
+		Description: "packed E2M1x2 U8 [256,16], scales E8M0 U8 [256,1]: row r has scale code r (0x00 and 0xFF included) and the 16 E2M1 codes, twice, rotated by r, " +
+			"so each element code sits at each position of a block of 32",
+		Make: func(uint64) (ops.Tensors, error) {
+			p := make([]uint8, 256*16)
+			sc := make([]uint8, 256)
+			for r := 0; r < 256; r++ {
+				sc[r] = uint8(r)
+				for b := 0; b < 16; b++ {
+					p[r*16+b] = rotated(r+b/8, b)
+				}
+			}
+			pt := tensor.FromU8([]int{256, 16}, p)
+			pt.Logical = "e2m1x2"
+			st := tensor.FromU8([]int{256, 1}, sc)
+			st.Logical = "e8m0"
+			return ops.Tensors{"packed": pt, "scales": st}, nil
+		}})
+	cs = append(cs, Case{Name: "mxfp4.dequantize.sep.every-scale", Family: "mxfp4", Op: "mxfp4.dequantize", Inputs: "sep.mxfp4.every-scale",
+		Description: "MXFP4 dequantize of every E8M0 scale code with every E2M1 code at every position"})
+	ins = append(ins, Inputs{Name: "sep.ggml.every-scale",
+		Description: "blocks U8 [256,17] (block_mxfp4): block r has E8M0 e = r (0x00 and 0xFF included) and qs holding the 16 E2M1 codes in each half, rotated by r",
+		Make: func(uint64) (ops.Tensors, error) {
+			d := make([]uint8, 256*17)
+			for r := 0; r < 256; r++ {
+				d[r*17] = uint8(r)
+				for j := 0; j < 16; j++ {
+					d[r*17+1+j] = uint8((j+r)%16) | uint8((j+r+5)%16)<<4
+				}
+			}
+			t := tensor.FromU8([]int{256, 17}, d)
+			t.Logical = "block_mxfp4"
+			return ops.Tensors{"blocks": t}, nil
+		}})
+	cs = append(cs, Case{Name: "ggml-mxfp4.dequantize.sep.every-scale", Family: "llama-mxfp4", Op: "ggml.mxfp4.dequantize", Inputs: "sep.ggml.every-scale",
+		Description: "llama.cpp dequantize_row_mxfp4 of every E8M0 code with every E2M1 code at every position"})
+	ins = append(ins, Inputs{Name: "sep.q8_1.special-d",
+		Description: "blocks U8 [160,36] (block_q8_1): for each of 20 fp16 d codes (±0, ±smallest and largest subnormal, ±1, ±65504, ±Inf, NaN of both signs and two payloads, " +
+			"±2^-14, ±0.5), 8 blocks whose qs run through all 256 int8 values; s = 0",
+		Make: func(uint64) (ops.Tensors, error) {
+			ds := []uint16{0x0000, 0x8000, 0x0001, 0x8001, 0x03ff, 0x83ff, 0x3c00, 0xbc00, 0x7bff, 0xfbff,
+				0x7c00, 0xfc00, 0x7e00, 0xfe00, 0x7c01, 0xfdff, 0x0400, 0x8400, 0x3800, 0xb800}
+			d := make([]uint8, len(ds)*8*36)
+			for i, h := range ds {
+				for b := 0; b < 8; b++ {
+					blk := d[(i*8+b)*36 : (i*8+b+1)*36]
+					blk[0], blk[1] = uint8(h), uint8(h>>8)
+					for j := 0; j < 32; j++ {
+						blk[4+j] = uint8(b*32 + j)
+					}
+				}
+			}
+			t := tensor.FromU8([]int{len(ds) * 8, 36}, d)
+			t.Logical = "block_q8_1"
+			return ops.Tensors{"blocks": t}, nil
+		}})
+	cs = append(cs, Case{Name: "q8_1.dequantize.sep.special-d", Family: "q8_1", Op: "ggml.q8_1.dequantize", Inputs: "sep.q8_1.special-d",
+		Description: "block_q8_1 dequantize of every int8 q under special fp16 d"})
 	return ins, cs
 }
 
