@@ -423,10 +423,8 @@ func separationCatalog() ([]Inputs, []Case) {
 		lo, hi := (2*c+block)%16, (2*c+1+block)%16
 		return uint8(lo) | uint8(hi)<<4
 	}
-	ins = append(ins, Inputs{Name: "sep.nvfp4.every-scale",
-		Description: "packed E2M1x2 U8 [256,8], scales E4M3 U8 [256,1], global F32 [1] = 1/2688: row r has scale code r (NaN 0x7F and 0xFF, ±0, subnormals, 448 included) " +
-			"and the 16 E2M1 codes rotated by r, so each element code sits at each position of a block of 16",
-		Make: func(uint64) (ops.Tensors, error) {
+	everyScale := func(global float32) func(uint64) (ops.Tensors, error) {
+		return func(uint64) (ops.Tensors, error) {
 			p := make([]uint8, 256*8)
 			sc := make([]uint8, 256)
 			for r := 0; r < 256; r++ {
@@ -439,11 +437,26 @@ func separationCatalog() ([]Inputs, []Case) {
 			pt.Logical = "e2m1x2"
 			st := tensor.FromU8([]int{256, 1}, sc)
 			st.Logical = "e4m3"
-			return ops.Tensors{"packed": pt, "scales": st, "global": tensor.FromF32([]int{1}, []float32{1.0 / 2688})}, nil
-		}})
-	for _, rc := range nvfp4.Recipes() {
-		cs = append(cs, Case{Name: "nvfp4.dequantize.sep.every-scale." + rc.Name, Family: "nvfp4", Op: "nvfp4.dequantize", Params: ops.Params{"recipe": rc.Name},
-			Inputs: "sep.nvfp4.every-scale", Description: "NVFP4 dequantize of every E4M3 scale code with every E2M1 code at every position, recipe " + rc.Name})
+			return ops.Tensors{"packed": pt, "scales": st, "global": tensor.FromF32([]int{1}, []float32{global})}, nil
+		}
+	}
+	for _, g := range []struct {
+		name, what string
+		v          float32
+	}{
+		{"sep.nvfp4.every-scale", "1/2688", 1.0 / 2688},
+		// A subnormal per-tensor value: flushed to zero (FTZ/DAZ), it
+		// turns s/g into Inf or NaN and s*p into 0.
+		{"sep.nvfp4.every-scale-subnormal-global", "2^-149 (the smallest float32 subnormal)", math.Float32frombits(1)},
+	} {
+		ins = append(ins, Inputs{Name: g.name,
+			Description: "packed E2M1x2 U8 [256,8], scales E4M3 U8 [256,1], global F32 [1] = " + g.what + ": row r has scale code r (NaN 0x7F and 0xFF, ±0, subnormals, 448 included) " +
+				"and the 16 E2M1 codes rotated by r, so each element code sits at each position of a block of 16",
+			Make: everyScale(g.v)})
+		for _, rc := range nvfp4.Recipes() {
+			cs = append(cs, Case{Name: "nvfp4.dequantize." + g.name + "." + rc.Name, Family: "nvfp4", Op: "nvfp4.dequantize", Params: ops.Params{"recipe": rc.Name},
+				Inputs: g.name, Description: "NVFP4 dequantize of every E4M3 scale code with every E2M1 code at every position, global " + g.what + ", recipe " + rc.Name})
+		}
 	}
 	ins = append(ins, Inputs{Name: "sep.mxfp4.every-scale",
 		Description: "packed E2M1x2 U8 [256,16], scales E8M0 U8 [256,1]: row r has scale code r (0x00 and 0xFF included) and the 16 E2M1 codes, twice, rotated by r, " +

@@ -303,6 +303,14 @@ func probes(t *testing.T, s *suite.Suite, set *golden.Set, short bool) []probe {
 		sort.Strings(names)
 		for _, n := range names {
 			for _, m := range mutations(ti.in, n) {
+				for i := 0; i < m.count; i++ {
+					if in, desc, ok := m.apply(r, ti.in, n, i); ok {
+						ps = append(ps, probe{ti.t, in, fmt.Sprintf("task %s, tensor %s: %s", ti.t.Name, n, desc)})
+					}
+				}
+				if m.count > 0 {
+					continue
+				}
 				for rep := 0; rep < reps; rep++ {
 					for i := 0; i < positions; i++ {
 						if !m.positional && i > 0 {
@@ -331,7 +339,10 @@ func probes(t *testing.T, s *suite.Suite, set *golden.Set, short bool) []probe {
 // mutation perturbs one tensor of a golden input.
 type mutation struct {
 	positional bool
-	apply      func(r *golden.RNG, in ops.Tensors, name string, pos int) (ops.Tensors, string, bool)
+	// count, when set, makes the mutation an exhaustive sweep: it is
+	// applied with pos = 0..count-1, once each.
+	count int
+	apply func(r *golden.RNG, in ops.Tensors, name string, pos int) (ops.Tensors, string, bool)
 }
 
 func with(in ops.Tensors, name string, t tensor.Tensor) ops.Tensors {
@@ -360,6 +371,18 @@ func mutations(in ops.Tensors, name string) []mutation {
 	var ms []mutation
 	switch {
 	case x.DType == tensor.F32:
+		if n := x.Len(); n < 32 {
+			// A per-tensor or per-expert scale vector: every special value
+			// at every element.
+			ms = append(ms, mutation{count: n * len(f32Specials), apply: func(_ *golden.RNG, in ops.Tensors, name string, i int) (ops.Tensors, string, bool) {
+				b := x.Bits32()
+				e, v := i/len(f32Specials), f32Specials[i%len(f32Specials)]
+				b[e] = v
+				y := tensor.FromBits32(tensor.F32, x.Shape, b)
+				y.Logical = x.Logical
+				return with(in, name, y), fmt.Sprintf("float32 %#08x at element %d", v, e), true
+			}})
+		}
 		ms = append(ms, mutation{positional: true, apply: func(r *golden.RNG, in ops.Tensors, name string, pos int) (ops.Tensors, string, bool) {
 			b := x.Bits32()
 			v := f32Specials[r.Intn(len(f32Specials))]
