@@ -287,11 +287,10 @@ func probes(t *testing.T, s *suite.Suite, set *golden.Set, short bool) []probe {
 	}
 	for _, ti := range small {
 		// Every position of a block on small tasks; on larger ones (a
-		// GEMV's weights) every fourth, which still puts each special
-		// value at positions of every residue mod 4 across the values.
+		// GEMV's weights) one drawn from each quarter of the block.
 		positions, reps := 32, 2
 		if inputBytes(ti.in) > 64<<10 {
-			positions = 8
+			positions = 4
 		}
 		if short {
 			positions = 4
@@ -532,11 +531,12 @@ func firstDiff(a, b ops.Tensors, in ops.Tensors) string {
 
 // TestSeparation: for every suite, every pair of variants that some
 // search input tells apart is told apart by the suite's golden inputs.
-// With -short, the positional sweeps visit 4 positions (one drawn from
-// each quarter) of every block of 32 instead of all 32 (8 on inputs over
-// 64 KiB), the float32 sweeps use 5 low-bit patterns instead of 12, and
-// the diagnosis alternatives are taken against the suite's first profile
-// only instead of against every profile.
+// The positional sweeps visit every position of a block of 32 on golden
+// inputs up to 64 KiB and 4 (one drawn from each quarter) on larger ones.
+// With -short, they visit 4 positions on every input, the float32 sweeps
+// use 5 low-bit patterns instead of 12, and the diagnosis alternatives are
+// taken against the suite's first profile only instead of against every
+// profile.
 func TestSeparation(t *testing.T) {
 	set, err := golden.Default()
 	if err != nil {
