@@ -448,6 +448,13 @@ func separationCatalog() ([]Inputs, []Case) {
 		// A subnormal per-tensor value: flushed to zero (FTZ/DAZ), it
 		// turns s/g into Inf or NaN and s*p into 0.
 		{"sep.nvfp4.every-scale-subnormal-global", "2^-149 (the smallest float32 subnormal)", math.Float32frombits(1)},
+		// The largest finite per-tensor value: s/g and most outputs are
+		// subnormal, which a kernel flushing its outputs (FTZ) writes as 0.
+		// The subnormal of largest magnitude, negative: products with a
+		// scale are normal, so flushing the input (FTZ/DAZ) and flushing
+		// the outputs part, where 2^-149 makes both write zeros.
+		{"sep.nvfp4.every-scale-large-subnormal-global", "-0x1.fffffcp-127 (the negative subnormal of largest magnitude)", math.Float32frombits(0x807fffff)},
+		{"sep.nvfp4.every-scale-max-global", "the largest finite float32", math.MaxFloat32},
 	} {
 		ins = append(ins, Inputs{Name: g.name,
 			Description: "packed E2M1x2 U8 [256,8], scales E4M3 U8 [256,1], global F32 [1] = " + g.what + ": row r has scale code r (NaN 0x7F and 0xFF, ±0, subnormals, 448 included) " +
