@@ -57,7 +57,25 @@ type Spec struct {
 	// ParseSpec checks a SpecKey value that no golden case names; nil
 	// accepts none.
 	ParseSpec func(string) error
-	Doc       string
+	// Bound, when set, makes the suite a bound-mode suite: for kernels
+	// whose summation order is not fixed (split-K with atomics), each
+	// output is held to the rigorous error bound of the exact product
+	// (BoundOp), not compared bit for bit. Op's golden cases supply the
+	// tasks (one per input set, whatever their schedule); the profile is
+	// the bound model the results declare (ParseBound), one of
+	// BoundModels or any other well-formed one, and is required.
+	Bound bool
+	// BoundModels are a bound-mode suite's named models (its Profiles):
+	// the ones the family's reference schedules are proved to meet.
+	BoundModels []string
+	// BoundKeys are the family's keys of a bound model besides mul32,
+	// round16 and out.
+	BoundKeys []BoundChoice
+	// InputDTypes, when set, keeps only cases whose input tensors have
+	// these dtypes (the e2m1-from-fp16 suite reads an F16 x, the e2m1
+	// suite an F32 one).
+	InputDTypes map[string]string
+	Doc         string
 }
 
 // Specs lists the vendor suites.
@@ -119,6 +137,19 @@ func Specs() []Spec {
 			Doc: "AWQ W4A16 GEMV; the schedule is the declared float summation order"},
 		{Name: "gemv-sparse-fp4", Op: "gemv.sparse_fp4", SpecKey: "schedule", ParseSpec: parseSchedule, ProfileKeys: []string{"schedule", "scale_decode"}, Defaults: map[string]string{"scale_decode": "e4m3fn"},
 			Doc: "2:4-sparse NVFP4 MoE GEMV; the schedule is the declared float summation order"},
+		{Name: "gemv-bound", Op: "gemv.exact", Bound: true, ProfileKeys: []string{"mul32", "round16", "out"},
+			BoundModels: []string{"mul32=0,round16=0,out=fp32", "mul32=1,round16=0,out=fp32", "mul32=1,round16=0,out=fp16"},
+			Doc: "dense float32 GEMV y = W x in bound mode, for a kernel of any float32 summation order (split-K with atomics): each output within the rigorous bound of the exact product under the declared model, not bit-exact; mul32=1 for rounded float32 products, 0 with FMA"},
+		{Name: "gemv-mxfp4-bound", Op: "gemv.mxfp4_q8_1", Bound: true, ProfileKeys: []string{"schedule"},
+			BoundModels: []string{"mul32=2,round16=0,out=fp32"},
+			Doc: "llama.cpp MXFP4 x Q8_1 GEMV in bound mode (any float32 summation order): each output within the rigorous bound of the exact product, not bit-exact; mul32=2 for d = 2^(e-128) * d8 and d * sumi"},
+		{Name: "gemv-awq-bound", Op: "gemv.awq", Bound: true, ProfileKeys: []string{"schedule"},
+			BoundModels: []string{"mul32=0,round16=0,out=fp32", "mul32=0,round16=0,out=fp16"},
+			Doc: "AWQ W4A16 GEMV in bound mode (any float32 summation order): each output within the rigorous bound of the exact product of awq.dequantize's fp16 weights and x, not bit-exact; fp16 products are exact in float32 (mul32=0)"},
+		{Name: "gemv-sparse-fp4-bound", Op: "gemv.sparse_fp4", Bound: true, ProfileKeys: []string{"schedule", "scale_decode"},
+			BoundKeys:   []BoundChoice{{Key: "scale_decode", Values: []string{"e4m3fn", "dgx_lut"}}},
+			BoundModels: []string{"mul32=2,round16=1,out=fp16,scale_decode=e4m3fn", "mul32=2,round16=1,out=fp16,scale_decode=dgx_lut"},
+			Doc: "2:4-sparse NVFP4 MoE GEMV in bound mode (any float32 summation order): each output within the rigorous bound of the exact product, not bit-exact; mul32=2 for scale * global and group sum * scale, round16=1 for fp16 split-K partials"},
 		{Name: "e2m1-decode", Op: "e2m1.decode",
 			Doc: "E2M1 code (one per byte, low nibble) -> float32"},
 		{Name: "fp8-decode", Op: "fp8.decode",
@@ -233,12 +264,28 @@ func Resolve(set *golden.Set, name string) (*Suite, error) {
 
 // Resolve builds the suite from the cases of set.
 func (s Spec) Resolve(set *golden.Set) (*Suite, error) {
+	if s.Bound {
+		return s.resolveBound(set)
+	}
+	inputDTypes := map[string]map[string]string{} // input set -> tensor -> dtype
+	for _, in := range set.Manifest.Inputs {
+		m := map[string]string{}
+		for _, t := range in.Tensors {
+			m[t.Name] = t.DType
+		}
+		inputDTypes[in.Name] = m
+	}
 	var cases []golden.CaseFile
 	for _, c := range set.Manifest.Cases {
 		if c.Op != s.Op {
 			continue
 		}
 		keep := true
+		for k, v := range s.InputDTypes {
+			if inputDTypes[c.Inputs][k] != v {
+				keep = false
+			}
+		}
 		for k, v := range s.Filter {
 			if c.Params[k] != v {
 				keep = false
@@ -323,6 +370,57 @@ func (s Spec) Resolve(set *golden.Set) (*Suite, error) {
 			t.Profiles = append(t.Profiles, p)
 		}
 		sort.Slice(t.Profiles, func(i, j int) bool { return rank[t.Profiles[i]] < rank[t.Profiles[j]] })
+		su.Tasks = append(su.Tasks, *t)
+	}
+	return su, nil
+}
+
+// resolveBound builds a bound-mode suite: one task per input set of Op's
+// cases, holding every case of the set under its case name (for the
+// inputs and the output shape only); the task's parameters are those all
+// its cases share. The profiles are the named bound models.
+func (s Spec) resolveBound(set *golden.Set) (*Suite, error) {
+	su := &Suite{Spec: s, Version: set.Manifest.Suite, Profiles: append([]string{}, s.BoundModels...)}
+	for _, m := range s.BoundModels {
+		if _, err := s.ParseBound(m); err != nil {
+			return nil, fmt.Errorf("suite %s: named model: %v", s.Name, err)
+		}
+	}
+	byName := map[string]*Task{}
+	var order []string
+	for _, c := range set.Manifest.Cases {
+		if c.Op != s.Op {
+			continue
+		}
+		t := byName[c.Inputs]
+		if t == nil {
+			t = &Task{Name: c.Inputs, Inputs: c.Inputs, Params: map[string]string{}, Cases: map[string]golden.CaseFile{}}
+			for k, v := range c.Params {
+				t.Params[k] = v
+			}
+			byName[c.Inputs] = t
+			order = append(order, c.Inputs)
+		}
+		for k, v := range t.Params {
+			if c.Params[k] != v {
+				delete(t.Params, k)
+			}
+		}
+		t.Cases[c.Name] = c
+		t.Profiles = append(t.Profiles, c.Name)
+	}
+	if len(order) == 0 {
+		return nil, fmt.Errorf("suite %s: the golden set %s has no case of op %s", s.Name, set.Manifest.Suite, s.Op)
+	}
+	sort.Strings(order)
+	for _, n := range order {
+		t := byName[n]
+		sort.Strings(t.Profiles)
+		// A task's parameters are the family's fixed ones (the AWQ
+		// group), never a schedule: the bound holds for every order.
+		for _, k := range s.ProfileKeys {
+			delete(t.Params, k)
+		}
 		su.Tasks = append(su.Tasks, *t)
 	}
 	return su, nil
