@@ -330,14 +330,18 @@ func boundVerdict(c *Certificate) string {
 			}
 		}
 	}
+	ts := "tasks"
+	if tasks == 1 {
+		ts = "task"
+	}
 	var b strings.Builder
 	if c.Conforms {
-		fmt.Fprintf(&b, "CONFORMS WITHIN THE RIGOROUS BOUND (not bit-exact) of bound model `%s`: all %d outputs of %d tasks within the bound of the exact product for any float32 summation order", c.Against, outputs, tasks)
+		fmt.Fprintf(&b, "CONFORMS WITHIN THE RIGOROUS BOUND (not bit-exact) of bound model `%s`: all %d outputs of %d %s within the bound of the exact product for any float32 summation order", c.Against, outputs, tasks, ts)
 		if outputs > nonFinite {
 			fmt.Fprintf(&b, " (largest error %.4g ulp, where the bound is %.4g ulp)", maxErr, atBound)
 		}
 	} else {
-		fmt.Fprintf(&b, "DOES NOT CONFORM: OUTSIDE THE RIGOROUS BOUND (bound mode, not bit-exact) of bound model `%s`: %d of %d outputs of %d tasks outside the bound of the exact product", c.Against, outputs-within, outputs, tasks)
+		fmt.Fprintf(&b, "DOES NOT CONFORM: OUTSIDE THE RIGOROUS BOUND (bound mode, not bit-exact) of bound model `%s`: %d of %d outputs of %d %s outside the bound of the exact product", c.Against, outputs-within, outputs, tasks, ts)
 	}
 	if nonFinite > 0 {
 		fmt.Fprintf(&b, "; %d outputs have a NaN or infinite term and no exact value", nonFinite)
