@@ -31,12 +31,12 @@ type BoundCheck struct {
 	// terms: they have no exact value, and are within the model when NaN,
 	// or an infinity of the sign of an infinite term.
 	NonFinite int `json:"non_finite"`
-	// MaxErrorULP is the largest |got - exact| among the finite outputs
-	// within the bound, in units of the output precision's spacing at
-	// |exact|; BoundULPAtMax is the bound at that output in the same
-	// units.
-	MaxErrorULP   float64 `json:"max_error_ulp"`
-	BoundULPAtMax float64 `json:"bound_ulp_at_max"`
+	// ClosestErrorULP and ClosestBoundULP are |got - exact| and the bound
+	// of the finite output within the bound whose error is the largest
+	// fraction of its bound, in units of the output precision's spacing
+	// at |exact| (0 and 0 when none has an error).
+	ClosestErrorULP float64 `json:"closest_error_ulp"`
+	ClosestBoundULP float64 `json:"closest_bound_ulp"`
 }
 
 // buildBound is BuildContext for a bound-mode suite: c holds the fields
@@ -208,8 +208,8 @@ func boundCase(ctx context.Context, s *suite.Suite, in Input, t suite.Task, clai
 			// infinity: the kernel's overflow to it is within.
 			if within[r] == 1 || math.IsInf(v, 0) && v == exact[r] {
 				bc.Within++
-				if !math.IsInf(v, 0) && errULP[r] > bc.MaxErrorULP {
-					bc.MaxErrorULP, bc.BoundULPAtMax = errULP[r], boundULP[r]
+				if !math.IsInf(v, 0) && closer(errULP[r], boundULP[r], bc.ClosestErrorULP, bc.ClosestBoundULP) {
+					bc.ClosestErrorULP, bc.ClosestBoundULP = errULP[r], boundULP[r]
 				}
 				continue
 			}
@@ -222,6 +222,19 @@ func boundCase(ctx context.Context, s *suite.Suite, in Input, t suite.Task, clai
 		cs.Result = "fail"
 	}
 	return cs, nil
+}
+
+// closer reports whether error e is a larger fraction of bound b than e0
+// is of b0 (a zero error is no fraction; a zero bound holds only zero
+// errors).
+func closer(e, b, e0, b0 float64) bool {
+	if e == 0 {
+		return false
+	}
+	if e0 == 0 {
+		return true
+	}
+	return e*b0 > e0*b
 }
 
 // termClass classifies the terms w[i]*x[i]: finite when every factor is
@@ -325,8 +338,8 @@ func boundVerdict(c *Certificate) string {
 			outputs += b.Outputs
 			within += b.Within
 			nonFinite += b.NonFinite
-			if b.MaxErrorULP > maxErr || maxErr == 0 && b.BoundULPAtMax > atBound {
-				maxErr, atBound = b.MaxErrorULP, b.BoundULPAtMax
+			if closer(b.ClosestErrorULP, b.ClosestBoundULP, maxErr, atBound) {
+				maxErr, atBound = b.ClosestErrorULP, b.ClosestBoundULP
 			}
 		}
 	}
@@ -337,14 +350,52 @@ func boundVerdict(c *Certificate) string {
 	var b strings.Builder
 	if c.Conforms {
 		fmt.Fprintf(&b, "CONFORMS WITHIN THE RIGOROUS BOUND (not bit-exact) of bound model `%s`: all %d outputs of %d %s within the bound of the exact product for any float32 summation order", c.Against, outputs, tasks, ts)
-		if outputs > nonFinite {
-			fmt.Fprintf(&b, " (largest error %.4g ulp, where the bound is %.4g ulp)", maxErr, atBound)
+		if maxErr > 0 {
+			fmt.Fprintf(&b, " (closest to its bound: error %.4g ulp of a bound of %.4g ulp)", maxErr, atBound)
 		}
 	} else {
 		fmt.Fprintf(&b, "DOES NOT CONFORM: OUTSIDE THE RIGOROUS BOUND (bound mode, not bit-exact) of bound model `%s`: %d of %d outputs of %d %s outside the bound of the exact product", c.Against, outputs-within, outputs, tasks, ts)
 	}
-	if nonFinite > 0 {
+	switch {
+	case nonFinite == 1:
+		b.WriteString("; 1 output has a NaN or infinite term and no exact value")
+	case nonFinite > 1:
 		fmt.Fprintf(&b, "; %d outputs have a NaN or infinite term and no exact value", nonFinite)
 	}
 	return b.String()
+}
+
+// checkBound is Verify's check of the bound mode: a bound-mode suite's
+// certificate is in bound mode (and no other is), holds every case to the
+// claimed model with a summary whose counts give the case's, and gives one
+// profile verdict, the model's.
+func checkBound(c *Certificate, s *suite.Suite) error {
+	if (c.Mode == ModeBound) != s.Bound {
+		return reject("mode %q, but suite %s is %s", c.Mode, s.Name, map[bool]string{true: "a bound-mode suite", false: "bit-exact"}[s.Bound])
+	}
+	if !s.Bound {
+		for _, cs := range c.Cases {
+			if cs.Bound != nil {
+				return reject("task %s has a bound summary in a bit-exact certificate", cs.Task)
+			}
+		}
+		return nil
+	}
+	if _, err := s.ParseBound(c.Against); err != nil || c.Claimed != c.Against {
+		return reject("bound model %q (claimed %q) is not a well-formed claim: %v", c.Against, c.Claimed, err)
+	}
+	if len(c.Profiles) != 1 || c.Profiles[0].Profile != c.Against {
+		return reject("a bound-mode certificate gives one verdict, the bound model's")
+	}
+	for _, cs := range c.Cases {
+		b := cs.Bound
+		if b == nil || b.Outputs != cs.Elements || b.Within < 0 || b.Within > b.Outputs || b.Outputs-b.Within != cs.Mismatches ||
+			b.NonFinite < 0 || b.NonFinite > b.Outputs || b.ClosestErrorULP > b.ClosestBoundULP {
+			return reject("task %s: bound summary %+v does not give its %d outputs and %d outside the bound", cs.Task, b, cs.Elements, cs.Mismatches)
+		}
+		if cs.Expected != ExpectedComputed {
+			return reject("task %s: a bound-mode verdict is computed, not %s", cs.Task, cs.Expected)
+		}
+	}
+	return nil
 }

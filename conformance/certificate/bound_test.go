@@ -198,6 +198,29 @@ func TestBoundPerturbedRowFails(t *testing.T) {
 	if err := Verify(cert, Context{Set: set, GoldenSHA256: ReleasedGoldenSHA256(), ReferenceWasm: "w"}); err != nil {
 		t.Errorf("fresh certificate rejected: %v", err)
 	}
+	// Edited and resealed: a bound certificate passed off as bit-exact,
+	// or with a summary that does not give its counts, is rejected.
+	for name, edit := range map[string]func(c *Certificate){
+		"mode dropped":    func(c *Certificate) { c.Mode = "" },
+		"within inflated": func(c *Certificate) { c.Cases[0].Bound.Within = c.Cases[0].Bound.Outputs },
+	} {
+		b, err := cert.JSON()
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := Parse(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		edit(c)
+		c.Verdict = verdictLine(c)
+		if err := c.seal(); err != nil {
+			t.Fatal(err)
+		}
+		if err := Verify(c, Context{Set: set, GoldenSHA256: ReleasedGoldenSHA256(), ReferenceWasm: "w"}); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
 }
 
 // TestBoundClaims: a bound-mode suite needs a well-formed model.
