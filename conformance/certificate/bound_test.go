@@ -8,6 +8,7 @@ import (
 	"github.com/bitexact/bitexact/conformance/suite"
 	"github.com/bitexact/bitexact/golden"
 	"github.com/bitexact/bitexact/refimpl/gemv"
+	"github.com/bitexact/bitexact/refimpl/half"
 	"github.com/bitexact/bitexact/refimpl/ops"
 	"github.com/bitexact/bitexact/refimpl/tensor"
 )
@@ -67,7 +68,9 @@ func TestBoundScheduleOutputsPass(t *testing.T) {
 		suite, model, filter string
 		d                    tensor.DType
 	}{
-		{"gemv-bound", "mul32=0,round16=0,out=fp32", "", tensor.F32},
+		{"gemv-bound", "mul32=1,round16=0,out=fp32", "", tensor.F32},
+		{"gemv-f16-bound", "mul32=0,round16=0,out=fp32", "", tensor.F32},
+		{"gemv-f16-bound", "mul32=0,round16=0,out=fp16", "", tensor.F16},
 		{"gemv-bound", "mul32=1,round16=0,out=fp16", "", tensor.F16},
 		{"gemv-mxfp4-bound", "mul32=2,round16=0,out=fp32", ".mmvq", tensor.F32},
 		{"gemv-mxfp4-bound", "mul32=2,round16=0,out=fp32", ".seq", tensor.F32},
@@ -77,7 +80,7 @@ func TestBoundScheduleOutputsPass(t *testing.T) {
 		{"gemv-sparse-fp4-bound", "mul32=2,round16=1,out=fp16,scale_decode=dgx_lut", ".dgx_lut|.sparse-v7", tensor.F16},
 	} {
 		t.Run(c.suite+"/"+c.filter+"/"+c.model, func(t *testing.T) {
-			if testing.Short() && c.suite != "gemv-bound" && c.filter != ".mmvq" {
+			if testing.Short() && !strings.HasPrefix(c.suite, "gemv-bound") && !strings.HasPrefix(c.suite, "gemv-f16") && c.filter != ".mmvq" {
 				t.Skip("-short: the dense and MXFP4 suites only")
 			}
 			s, err := suite.Resolve(set, c.suite)
@@ -253,5 +256,60 @@ func TestBoundClaims(t *testing.T) {
 		Backend: "results", Implementation: "k", Claimed: "mul32=1,round16=0,out=fp16", Outputs: out})
 	if err != nil || cert.Conforms || cert.Cases[0].Tensors[0].Layout == "" {
 		t.Errorf("F32 outputs under out=fp16: %v, %+v", err, cert)
+	}
+}
+
+// TestBoundF16Schedules: the dense fp16 GEMV of every named float32
+// schedule (refimpl/gemv F16GEMV, the AWQ GEMV's product) conforms to
+// gemv-f16-bound under the model of its output precision.
+func TestBoundF16Schedules(t *testing.T) {
+	set, err := golden.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := suite.Resolve(set, "gemv-f16-bound")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tk := s.Tasks[0]
+	in, err := set.Inputs(tk.Cases[tk.Profiles[0]])
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, x := in["w"], in["x"]
+	n, k := w.Shape[0], w.Shape[1]
+	wb := w.Bits16()
+	wt := make([]uint16, k*n) // F16GEMV's [IC, OC]
+	for r := 0; r < n; r++ {
+		for i := 0; i < k; i++ {
+			wt[i*n+r] = wb[r*k+i]
+		}
+	}
+	for _, name := range []string{"seq", "seq-fma", "tree64", "warp32", "seq-f16out"} {
+		sch, err := gemv.Lookup(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		y, err := gemv.F16GEMV(wt, x.Bits16(), k, n, sch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		model, yt := "mul32=0,round16=0,out=fp32", tensor.FromF32([]int{n}, y)
+		if sch.Out == gemv.FP16 {
+			model = "mul32=0,round16=0,out=fp16"
+			h := make([]uint16, n)
+			for i, v := range y {
+				h[i] = half.EncodeFP16(v) // exact: v is an fp16 value
+			}
+			yt = tensor.FromBits16(tensor.F16, []int{n}, h)
+		}
+		cert, err := Build(Input{Suite: s, Set: set, GoldenSHA256: ReleasedGoldenSHA256(), ReferenceWasm: "w", Reference: golden.Native{},
+			Backend: "results", Implementation: name, Claimed: model, Outputs: map[string]ops.Tensors{tk.Name: {suite.BoundOutput: yt}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !cert.Conforms || !strings.HasPrefix(cert.Verdict, "CONFORMS WITHIN THE RIGOROUS BOUND (not bit-exact)") {
+			t.Errorf("schedule %s under %s: %s", name, model, cert.Verdict)
+		}
 	}
 }
