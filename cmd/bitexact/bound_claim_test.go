@@ -31,6 +31,13 @@ func TestCertifyBoundMode(t *testing.T) {
 		model = "mul32=2,round16=0,out=fp32"
 		row   = 5
 	)
+	exp := t.TempDir()
+	expect(t, []string{"export", "--suite", name, "--out", exp}, exitOK, "out", "exported suite "+name)
+	for f, w := range map[string]string{"suite.json": `"mode": "bound"`, "README.md": "Bound mode: your outputs are held to the rigorous error bound"} {
+		if b, err := os.ReadFile(filepath.Join(exp, f)); err != nil || !strings.Contains(string(b), w) {
+			t.Errorf("export %s lacks %q (%v)", f, w, err)
+		}
+	}
 	kernel := refKernel("gemv.mxfp4_q8_1", ops.Params{"schedule": "mmvq"})
 	good := kernelResults(t, set, name, model, kernel)
 	cert := t.TempDir()
