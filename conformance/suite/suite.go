@@ -97,9 +97,9 @@ func Specs() []Spec {
 			Doc: "float32 -> E8M0 scale code"},
 		{Name: "e8m0-scale", Op: "e8m0.shared_scale", ProfileKeys: []string{"mode"},
 			Doc: "MX shared scale (E8M0) from a block amax, E2M1 elements"},
-		{Name: "nvfp4", Op: "nvfp4.quantize", ProfileKeys: []string{"recipe", "swizzle"}, Defaults: map[string]string{"recipe": "canonical", "swizzle": "0"},
+		{Name: "nvfp4", Op: "nvfp4.quantize", InputDTypes: map[string]string{"x": "F32"}, ProfileKeys: []string{"recipe", "swizzle"}, Defaults: map[string]string{"recipe": "canonical", "swizzle": "0"},
 			Doc: "NVFP4 quantize: packed E2M1 pairs, E4M3 block scales per 16, float32 per-tensor scale"},
-		{Name: "mxfp4", Op: "mxfp4.quantize", ProfileKeys: []string{"mode", "profile"}, Defaults: map[string]string{"mode": "floor", "profile": "nvidia"},
+		{Name: "mxfp4", Op: "mxfp4.quantize", InputDTypes: map[string]string{"x": "F32"}, ProfileKeys: []string{"mode", "profile"}, Defaults: map[string]string{"mode": "floor", "profile": "nvidia"},
 			Doc: "MXFP4 quantize: packed E2M1 pairs, E8M0 scale per 32"},
 		{Name: "ggml-mxfp4", Op: "ggml.mxfp4.quantize", ProfileKeys: []string{"log2", "cast"},
 			Doc: "llama.cpp block_mxfp4 quantize_row_mxfp4_ref"},
@@ -199,7 +199,11 @@ func halfInputSpecs() []Spec {
 			Spec{Name: "e5m2-from-" + src.name, Op: "fp8.encode", InputDTypes: in, Filter: map[string]string{"format": "e5m2"}, ProfileKeys: []string{"profile"},
 				Doc: src.name + " -> FP8 E5M2 code" + from},
 			Spec{Name: "e8m0-from-" + src.name, Op: "e8m0.encode", InputDTypes: in, ProfileKeys: []string{"rounding"},
-				Doc: src.name + " -> E8M0 scale code" + from})
+				Doc: src.name + " -> E8M0 scale code" + from},
+			Spec{Name: "nvfp4-from-" + src.name, Op: "nvfp4.quantize", InputDTypes: in, ProfileKeys: []string{"recipe", "swizzle"}, Defaults: map[string]string{"recipe": "canonical", "swizzle": "0"},
+				Doc: "NVFP4 quantize of " + src.name + " activations: packed E2M1 pairs, E4M3 block scales per 16, float32 per-tensor scale" + from},
+			Spec{Name: "mxfp4-from-" + src.name, Op: "mxfp4.quantize", InputDTypes: in, ProfileKeys: []string{"mode", "profile"}, Defaults: map[string]string{"mode": "floor", "profile": "nvidia"},
+				Doc: "MXFP4 quantize of " + src.name + " activations: packed E2M1 pairs, E8M0 scale per 32" + from})
 	}
 	return append(v,
 		Spec{Name: "fp16-from-bf16", Op: "fp16.encode", InputDTypes: map[string]string{"x": "BF16"}, ProfileKeys: []string{"profile"}, Defaults: map[string]string{"profile": "rne"},

@@ -2,8 +2,12 @@ package catalog
 
 import (
 	"fmt"
+	"math"
 
+	"github.com/bitexact/bitexact/refimpl/e8m0"
+	"github.com/bitexact/bitexact/refimpl/fp4"
 	"github.com/bitexact/bitexact/refimpl/half"
+	"github.com/bitexact/bitexact/refimpl/nvfp4"
 	"github.com/bitexact/bitexact/refimpl/ops"
 	"github.com/bitexact/bitexact/refimpl/tensor"
 	"github.com/bitexact/bitexact/refimpl/unary"
@@ -52,6 +56,8 @@ func halfInputCatalog() ([]Inputs, []Case) {
 			})
 		}
 	}
+	ins2, cases2 := halfBlockCatalog()
+	ins, cases = append(ins, ins2...), append(cases, cases2...)
 	const n, k = 64, 1024
 	ins = append(ins, Inputs{
 		Name: "gemv.exact.fp16", Seed: 0x65786166,
@@ -100,6 +106,108 @@ func halfInputCatalog() ([]Inputs, []Case) {
 	for _, out := range []string{"fp32", "fp16"} {
 		cases = append(cases, Case{Name: "gemv.exact.fp16.out=" + out, Family: "gemv", Op: "gemv.exact", Params: ops.Params{"out": out},
 			Inputs: "gemv.exact.fp16", Description: "exact y = W x of fp16 w and x, rounded to " + out})
+	}
+	return ins, cases
+}
+
+// halfBlockCatalog is the NVFP4 and MXFP4 quantizers on fp16 and bf16
+// activations (vLLM's scaled_fp4_quant, for one, takes fp16 or bf16 x):
+// under every recipe and scale mode x E2M1 profile, on a finite matrix and
+// on blocks with non-finite values (a tensor amax sees them all, so they
+// are a tensor of their own).
+func halfBlockCatalog() ([]Inputs, []Case) {
+	var ins []Inputs
+	var cases []Case
+	for _, src := range []struct {
+		name   string
+		dtype  tensor.DType
+		seed   uint64 // of the finite matrix; the non-finite blocks take seed+2
+		lo, hi int    // binades of the random rows
+		max    uint16 // largest finite code
+		enc    func(float32) uint16
+	}{
+		{"fp16", tensor.F16, 0x68616c66, -20, 12, 0x7BFF, half.EncodeFP16},
+		{"bf16", tensor.BF16, 0x68616c67, -130, 120, 0x7F7F, half.EncodeBF16},
+	} {
+		src := src
+		ins = append(ins, Inputs{
+			Name: "blocks." + src.name, Seed: src.seed,
+			Description: fmt.Sprintf("x %s [64,64], finite: rows 0-47 approximately normal scaled by 2^%d to 2^%d (subnormal to near the largest); "+
+				"rows 48-55 blocks of amax 6*2^j holding every E2M1 midpoint (0.25 to 5) times 2^j, both signs; rows 56-59 the largest finite "+
+				"magnitude among small values; rows 60-63 zeros, -0 and the smallest subnormals", src.name, src.lo, src.hi),
+			Make: func(seed uint64) (ops.Tensors, error) {
+				r := NewRNG(seed)
+				const m, k = 64, 64
+				v := make([]uint16, m*k)
+				mid := []float32{6, 5, 3.5, 2.5, 1.75, 1.25, 0.75, 0.25}
+				for row := 0; row < m; row++ {
+					for i := 0; i < k; i++ {
+						var c uint16
+						switch {
+						case row < 48:
+							e := src.lo + row*(src.hi-src.lo)/47
+							c = src.enc(float32(math.Ldexp(float64(r.Normal()), e)))
+						case row < 56:
+							j := (row - 52) * 3
+							x := float32(math.Ldexp(float64(mid[i%8]), j))
+							if i/8%2 == 1 {
+								x = -x
+							}
+							c = src.enc(x)
+						case row < 60:
+							c = src.enc(r.Normal() / 64)
+							if i%16 == row%16 {
+								c = src.max | uint16(row%2)<<15
+							}
+						default:
+							c = uint16(r.Intn(3)) | uint16(r.Intn(2))<<15 // +-0 and the two smallest subnormals
+						}
+						v[row*k+i] = c
+					}
+				}
+				return ops.Tensors{"x": tensor.FromBits16(src.dtype, []int{m, k}, v)}, nil
+			},
+		})
+		ins = append(ins, Inputs{
+			Name: "blocks." + src.name + "-nonfinite", Seed: src.seed + 2,
+			Description: fmt.Sprintf("x %s [16,64]: approximately normal values with one of +NaN, -NaN, +Inf, -Inf per row at a position "+
+				"moving through the block, a second one 17 elements on; rows 12-15 signed zeros beside them", src.name),
+			Make: func(seed uint64) (ops.Tensors, error) {
+				r := NewRNG(seed)
+				const m, k = 16, 64
+				inf := src.max + 1 // the code after the largest finite one
+				special := []uint16{inf | 0x0040, inf | 0x8040, inf, inf | 0x8000}
+				v := make([]uint16, m*k)
+				for row := 0; row < m; row++ {
+					for i := 0; i < k; i++ {
+						v[row*k+i] = src.enc(r.Normal())
+						if row >= 12 {
+							v[row*k+i] = uint16(i%2) << 15 // signed zeros
+						}
+					}
+					v[row*k+(row*5)%k] = special[row%4]
+					v[row*k+(row*5+17)%k] = special[(row+1)%4]
+				}
+				return ops.Tensors{"x": tensor.FromBits16(src.dtype, []int{m, k}, v)}, nil
+			},
+		})
+		for _, in := range []string{"blocks." + src.name, "blocks." + src.name + "-nonfinite"} {
+			for _, rc := range nvfp4.Recipes() {
+				cases = append(cases, Case{Name: fmt.Sprintf("nvfp4.%s.%s", in, rc.Name), Family: "nvfp4", Op: "nvfp4.quantize",
+					Params: ops.Params{"recipe": rc.Name}, Inputs: in,
+					Description: "NVFP4 quantize of " + src.name + " x (widened exactly to float32), recipe " + rc.Name})
+			}
+			cases = append(cases, Case{Name: fmt.Sprintf("nvfp4.%s.canonical-swizzled", in), Family: "nvfp4", Op: "nvfp4.quantize",
+				Params: ops.Params{"swizzle": "1"}, Inputs: in,
+				Description: "NVFP4 quantize of " + src.name + " x, canonical recipe, block scales in the 128x4 swizzled layout"})
+			for _, md := range e8m0.ScaleModes() {
+				for _, p := range fp4.Profiles() {
+					cases = append(cases, Case{Name: fmt.Sprintf("mxfp4.%s.%s.%s", in, md.Name, p.Name), Family: "mxfp4", Op: "mxfp4.quantize",
+						Params: ops.Params{"mode": md.Name, "profile": p.Name}, Inputs: in,
+						Description: "MXFP4 quantize of " + src.name + " x (widened exactly to float32), scale mode " + md.Name + ", E2M1 profile " + p.Name})
+				}
+			}
+		}
 	}
 	return ins, cases
 }
