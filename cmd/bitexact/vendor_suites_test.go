@@ -54,6 +54,7 @@ func TestVendorDecodeAndLayoutSuites(t *testing.T) {
 		"nvfp4-swizzle", "nvfp4-unswizzle",
 		"e2m1-from-fp16", "e2m1-from-bf16", "e4m3-from-fp16", "e4m3-from-bf16", "e5m2-from-fp16", "e5m2-from-bf16",
 		"e8m0-from-fp16", "e8m0-from-bf16", "fp16-from-bf16", "bf16-from-fp16",
+		"nvfp4-from-fp16", "nvfp4-from-bf16", "mxfp4-from-fp16", "mxfp4-from-bf16",
 	} {
 		t.Run(name, func(t *testing.T) {
 			s, err := suite.Resolve(set, name)
