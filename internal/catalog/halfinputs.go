@@ -23,7 +23,9 @@ import (
 // under every profile, except a format's own type (fp16.encode of an fp16
 // input is the identity but for NaN quieting, which no kernel ships as a
 // conversion). The expected codes are those of the exactly widened
-// float32 value (refimpl/ops widenHalf).
+// float32 value (refimpl/ops widenInput); each case names its input type
+// in the parameter input, so that a kernel claiming the op for float32 x
+// does not claim it.
 func halfInputCatalog() ([]Inputs, []Case) {
 	var ins []Inputs
 	var cases []Case
@@ -48,6 +50,7 @@ func halfInputCatalog() ([]Inputs, []Case) {
 			if !ok || c.Format == src.name {
 				continue
 			}
+			params["input"] = src.name
 			cases = append(cases, Case{
 				Name:   fmt.Sprintf("%s.from-%s.%s", c.Format, src.name, c.Profile),
 				Family: unaryFamily(c.Format), Op: op, Params: params, Inputs: "all." + src.name,
@@ -194,16 +197,16 @@ func halfBlockCatalog() ([]Inputs, []Case) {
 		for _, in := range []string{"blocks." + src.name, "blocks." + src.name + "-nonfinite"} {
 			for _, rc := range nvfp4.Recipes() {
 				cases = append(cases, Case{Name: fmt.Sprintf("nvfp4.%s.%s", in, rc.Name), Family: "nvfp4", Op: "nvfp4.quantize",
-					Params: ops.Params{"recipe": rc.Name}, Inputs: in,
+					Params: ops.Params{"recipe": rc.Name, "input": src.name}, Inputs: in,
 					Description: "NVFP4 quantize of " + src.name + " x (widened exactly to float32), recipe " + rc.Name})
 			}
 			cases = append(cases, Case{Name: fmt.Sprintf("nvfp4.%s.canonical-swizzled", in), Family: "nvfp4", Op: "nvfp4.quantize",
-				Params: ops.Params{"swizzle": "1"}, Inputs: in,
+				Params: ops.Params{"swizzle": "1", "input": src.name}, Inputs: in,
 				Description: "NVFP4 quantize of " + src.name + " x, canonical recipe, block scales in the 128x4 swizzled layout"})
 			for _, md := range e8m0.ScaleModes() {
 				for _, p := range fp4.Profiles() {
 					cases = append(cases, Case{Name: fmt.Sprintf("mxfp4.%s.%s.%s", in, md.Name, p.Name), Family: "mxfp4", Op: "mxfp4.quantize",
-						Params: ops.Params{"mode": md.Name, "profile": p.Name}, Inputs: in,
+						Params: ops.Params{"mode": md.Name, "profile": p.Name, "input": src.name}, Inputs: in,
 						Description: "MXFP4 quantize of " + src.name + " x (widened exactly to float32), scale mode " + md.Name + ", E2M1 profile " + p.Name})
 				}
 			}
