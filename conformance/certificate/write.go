@@ -68,7 +68,11 @@ func (c *Certificate) Markdown() []byte {
 		}
 	}
 	fmt.Fprintf(&b, "# %s: bitexact certificate, suite %s\n\n", status, mdCode(c.Suite))
-	fmt.Fprintf(&b, "**%s** to %s. %s\n\n", status, mdCode(c.Against), mdVerdict(c.Verdict))
+	to := "to"
+	if c.Mode == ModeBound {
+		to = "of bound model"
+	}
+	fmt.Fprintf(&b, "**%s** %s %s. %s\n\n", status, to, mdCode(c.Against), mdVerdict(c.Verdict))
 	if c.GoldenSet != GoldenReleased {
 		fmt.Fprintf(&b, "> **Unreleased golden set:** the expected outputs come from a golden set whose manifest SHA-256 %s is not a released suite's.\n\n", mdCode(c.GoldenSHA256))
 	}
