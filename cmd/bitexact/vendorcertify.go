@@ -25,6 +25,12 @@ Vendor certification (docs/vendor.md):
       compares a results directory (written by a harness from the inputs of
       'bitexact export') bit for bit with the golden outputs of every
       profile of the suite.
+      A bound-mode suite (gemv-bound, gemv-f16-bound, gemv-mxfp4-bound,
+      gemv-awq-bound, gemv-sparse-fp4-bound) instead holds each output to
+      the rigorous error bound of the exact product, for any float32
+      summation order, under the bound model results.json declares as its
+      profile ("mul32=M,round16=R,out=fp32|fp16"): its verdict says
+      "within the rigorous bound", never bit-exact.
   certify --backend cuda --ptx FILE --kernel NAME --abi ABI [--profile P]
       loads a third-party PTX kernel through the CUDA harness (build tag
       cuda) and runs it on the suite of its ABI; unary ABIs run all 2^32
