@@ -9,8 +9,6 @@ import (
 
 	"github.com/bitexact/bitexact/golden"
 	"github.com/bitexact/bitexact/refimpl/awq"
-	"github.com/bitexact/bitexact/refimpl/fp4"
-	"github.com/bitexact/bitexact/refimpl/fp8"
 	"github.com/bitexact/bitexact/refimpl/gemv"
 	"github.com/bitexact/bitexact/refimpl/half"
 	"github.com/bitexact/bitexact/refimpl/ops"
@@ -137,13 +135,15 @@ type BoundProblem struct {
 
 // BoundProblems decodes the inputs of task t of a bound-mode suite into
 // its exact products under claim (whose family keys, such as the sparse
-// GEMV's scale decode, choose how the inputs decode).
+// GEMV's scale decode, choose how the inputs decode): the float inputs
+// themselves for gemv.exact, refimpl's operands (ops.GEMVTerms) for the
+// MXFP4 and sparse NVFP4 GEMVs, awq.Dequantize's fp16 weights for AWQ.
 func (s *Suite) BoundProblems(t Task, in ops.Tensors, claim BoundClaim) ([]BoundProblem, error) {
 	switch s.Op {
 	case "gemv.exact":
 		return exactProblems(in)
 	case "gemv.mxfp4_q8_1":
-		return mxfp4Problems(in)
+		return termsProblems(s.Op, nil, in)
 	case "gemv.awq":
 		g := 128
 		if v, ok := t.Params["group"]; ok {
@@ -154,7 +154,9 @@ func (s *Suite) BoundProblems(t Task, in ops.Tensors, claim BoundClaim) ([]Bound
 		}
 		return awqProblems(in, g)
 	case "gemv.sparse_fp4":
-		return sparseProblems(in, claim.Params["scale_decode"] == "dgx_lut")
+		// The scale decode is the model's: dgx_lut reads 0x7F/0xFF as
+		// +-480 (dgx-vllm's host table) instead of NaN.
+		return termsProblems(s.Op, ops.Params{"scale_decode": claim.Params["scale_decode"]}, in)
 	}
 	return nil, fmt.Errorf("suite %s: op %s has no bound mode", s.Name, s.Op)
 }
@@ -200,44 +202,31 @@ func exactProblems(in ops.Tensors) ([]BoundProblem, error) {
 	return []BoundProblem{{W: w, X: x, N: wt.Shape[0]}}, nil
 }
 
-// mxfp4Problems: element j of a block_mxfp4 row is kvalues_mxfp4[code] *
-// 2^(e-128) (kvalues are twice the E2M1 values; e = 0xFF is NaN, as
-// gemv.MXFP4Q81GEMV decodes it), and activation j of a block_q8_1 is
-// qs[j] * fp16(d).
-func mxfp4Problems(in ops.Tensors) ([]BoundProblem, error) {
-	w, act := in["w"], in["act"]
-	if err := w.Expect("w", tensor.U8, -1, -1, gemv.MXFP4BlockBytes); err != nil {
+// termsProblems is the exact products refimpl gives for op
+// (ops.GEMVTerms: the MXFP4 x Q8_1 and sparse NVFP4 GEMVs), outputs that
+// share a row of activations grouped into one problem.
+func termsProblems(op string, p ops.Params, in ops.Tensors) ([]BoundProblem, error) {
+	t, err := ops.GEMVTerms(op, p, in)
+	if err != nil {
 		return nil, err
 	}
-	n, nb := w.Shape[0], w.Shape[1]
-	if err := act.Expect("act", tensor.U8, nb, gemv.Q81BlockBytes); err != nil {
-		return nil, err
-	}
-	k := nb * gemv.QK
-	x := make([]float64, k)
-	for b := 0; b < nb; b++ {
-		blk := act.Data[b*gemv.Q81BlockBytes:]
-		d := float64(half.DecodeFP16(binary.LittleEndian.Uint16(blk)))
-		for j := 0; j < gemv.QK; j++ {
-			x[b*gemv.QK+j] = float64(int8(blk[4+j])) * d
+	var ps []BoundProblem
+	for i, w := range t.W {
+		x := t.X[i]
+		if n := len(ps); n > 0 && sameRow(ps[n-1].X, x) {
+			ps[n-1].W = append(ps[n-1].W, w...)
+			ps[n-1].N++
+			continue
 		}
+		ps = append(ps, BoundProblem{W: append([]float64(nil), w...), X: x, N: 1, Offset: i})
 	}
-	wf := make([]float64, n*k)
-	for r := 0; r < n; r++ {
-		for b := 0; b < nb; b++ {
-			blk := w.Data[(r*nb+b)*gemv.MXFP4BlockBytes:]
-			sc := math.NaN()
-			if blk[0] != 0xFF {
-				sc = math.Ldexp(1, int(blk[0])-128)
-			}
-			row := wf[r*k+b*gemv.QK:]
-			for j := 0; j < 16; j++ {
-				row[j] = float64(gemv.KValuesMXFP4[blk[1+j]&15]) * sc
-				row[j+16] = float64(gemv.KValuesMXFP4[blk[1+j]>>4]) * sc
-			}
-		}
-	}
-	return []BoundProblem{{W: wf, X: x, N: n}}, nil
+	return ps, nil
+}
+
+// sameRow reports whether a and b are the same row of activations (Terms
+// shares one slice among the outputs that read it).
+func sameRow(a, b []float64) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }
 
 // awqProblems: the weights are awq.Dequantize's fp16 values (the
@@ -277,80 +266,4 @@ func awqProblems(in ops.Tensors, g int) ([]BoundProblem, error) {
 		return nil, err
 	}
 	return []BoundProblem{{W: w, X: xf, N: oc}}, nil
-}
-
-// sparseProblems: for active expert a (e = experts[a]), output [a, n] is
-// Σ_k W_e[k, n] * act[a, k] with W_e's kept values E2M1(code) *
-// E4M3(scale) * global[e] (exact: the reference's float32 rounding of
-// scale * global is one of the model's mul32 roundings), 0 where 2:4
-// dropped. dgx decodes scale bytes 0x7F/0xFF as ±480 (dgx-vllm's host
-// table) instead of NaN.
-func sparseProblems(in ops.Tensors, dgx bool) ([]BoundProblem, error) {
-	comp, meta, scales := in["comp"], in["meta"], in["scales"]
-	if err := comp.Expect("comp", tensor.U8, -1, -1, -1); err != nil {
-		return nil, err
-	}
-	e, k, n := comp.Shape[0], 4*comp.Shape[1], comp.Shape[2]
-	if k%8 != 0 {
-		return nil, fmt.Errorf("tensor \"comp\": shape %v: K must be a multiple of 8", comp.Shape)
-	}
-	if err := meta.Expect("meta", tensor.U8, e, k/8, n); err != nil {
-		return nil, err
-	}
-	if err := scales.Expect("scales", tensor.U8, e, -1, n); err != nil {
-		return nil, err
-	}
-	ns := scales.Shape[1]
-	if ns == 0 || k%ns != 0 {
-		return nil, fmt.Errorf("tensor \"scales\": shape %v: %d scale blocks do not divide K=%d", scales.Shape, ns, k)
-	}
-	if err := in["global"].Expect("global", tensor.F32, e); err != nil {
-		return nil, err
-	}
-	experts := in["experts"]
-	if err := experts.Expect("experts", tensor.I32, -1); err != nil {
-		return nil, err
-	}
-	act := in["act"]
-	if err := act.Expect("act", tensor.F16); err != nil {
-		return nil, err
-	}
-	a := experts.Shape[0]
-	if !(len(act.Shape) == 1 && act.Shape[0] == k) && !(len(act.Shape) == 2 && act.Shape[0] == a && act.Shape[1] == k) {
-		return nil, fmt.Errorf("tensor \"act\": shape %v, want [%d] or [%d %d]", act.Shape, k, a, k)
-	}
-	glob, actb := in["global"].F32(), act.Bits16()
-	var ps []BoundProblem
-	for ai, ex := range experts.I32() {
-		if ex < 0 || int(ex) >= e {
-			return nil, fmt.Errorf("experts[%d]=%d out of range [0, %d)", ai, ex, e)
-		}
-		ei := int(ex)
-		off := 0
-		if len(act.Shape) == 2 {
-			off = ai * k
-		}
-		x := make([]float64, k)
-		for i := range x {
-			x[i] = float64(half.DecodeFP16(actb[off+i]))
-		}
-		w := make([]float64, n*k)
-		for col := 0; col < n; col++ {
-			row := w[col*k : (col+1)*k]
-			for q := 0; q < k/4; q++ {
-				c := comp.Data[(ei*(k/4)+q)*n+col]
-				m := meta.Data[(ei*(k/8)+q/2)*n+col] >> (4 * uint(q%2))
-				sb := scales.Data[(ei*ns+(4*q)/(k/ns))*n+col]
-				sv := float64(fp8.E4M3.Decode(sb))
-				if dgx && sb&0x7F == 0x7F {
-					sv = math.Copysign(480, float64(int8(sb)))
-				}
-				sv *= float64(glob[ei])
-				row[4*q+int(m&3)] += float64(fp4.Decode(c&15)) * sv
-				row[4*q+int(m>>2&3)] += float64(fp4.Decode(c>>4)) * sv
-			}
-		}
-		ps = append(ps, BoundProblem{W: w, X: x, N: n, Offset: ai * n})
-	}
-	return ps, nil
 }
