@@ -36,7 +36,8 @@ func flipFirst(first string, kernel func(*testing.T, suite.Task, ops.Tensors) op
 }
 
 // TestVendorDecodeAndLayoutSuites certifies each decoder, dequantizer and
-// layout suite as a vendor would: a results folder written by the
+// layout suite, and each conversion of fp16 or bf16 inputs, as a vendor
+// would: a results folder written by the
 // reference under the suite's last profile (so that a non-default profile
 // is claimed where the suite has several) conforms (exit 0), and the same
 // folder with one element of one task wrong does not (exit 1, one
@@ -51,6 +52,9 @@ func TestVendorDecodeAndLayoutSuites(t *testing.T) {
 		"nvfp4-dequantize", "mxfp4-dequantize", "ggml-mxfp4-dequantize", "q8_1-dequantize", "awq-dequantize",
 		"sparse24-select", "sparse24-decompress", "sparse24-reorder", "sparse24-reorder-i32", "sparse24-unreorder",
 		"nvfp4-swizzle", "nvfp4-unswizzle",
+		"e2m1-from-fp16", "e2m1-from-bf16", "e4m3-from-fp16", "e4m3-from-bf16", "e5m2-from-fp16", "e5m2-from-bf16",
+		"e8m0-from-fp16", "e8m0-from-bf16", "fp16-from-bf16", "bf16-from-fp16",
+		"nvfp4-from-fp16", "nvfp4-from-bf16", "mxfp4-from-fp16", "mxfp4-from-bf16",
 	} {
 		t.Run(name, func(t *testing.T) {
 			s, err := suite.Resolve(set, name)

@@ -55,6 +55,10 @@ type Certificate struct {
 	// the claimed profile, else the first conforming one, else the one
 	// with the fewest mismatches.
 	Against string `json:"against"`
+	// Mode is ModeBound for a bound-mode suite (Against is then the
+	// declared bound model and no output is compared bit for bit); empty
+	// for bit-exact certification.
+	Mode string `json:"mode,omitempty"`
 	// Valid is false for a sampled or reduced run, with the reason.
 	Valid         bool           `json:"valid_for_certification"`
 	InvalidReason string         `json:"invalid_reason,omitempty"`
@@ -117,6 +121,9 @@ type Case struct {
 	Mismatches int        `json:"mismatches"`
 	Tensors    []Tensor   `json:"tensors"`
 	First      []Mismatch `json:"first_mismatches,omitempty"`
+	// Bound summarises a bound-mode task (Mode ModeBound): Mismatches
+	// are then the outputs outside the bound, First the first of them.
+	Bound *BoundCheck `json:"bound,omitempty"`
 }
 
 // NoCase is the Case of a task left unchecked ("n/a") by certificates of
@@ -282,6 +289,9 @@ func BuildContext(ctx context.Context, in Input) (*Certificate, error) {
 	c.GoldenSet = goldenSetOf(in.GoldenSHA256)
 	if c.GoldenSet != GoldenReleased && c.Valid {
 		c.Valid, c.InvalidReason = false, unreleasedReason(in.GoldenSHA256)
+	}
+	if s.Bound {
+		return buildBound(ctx, in, c)
 	}
 	type taskData struct {
 		t        suite.Task
@@ -490,6 +500,22 @@ func (c *Certificate) VerdictText() string { return strings.ReplaceAll(c.Verdict
 // verdictLine is "conforms to `nosat`; differs from `satfinite` on 22
 // elements", with the reduced-run caveat.
 func verdictLine(c *Certificate) string {
+	s := boundVerdict(c)
+	if c.Mode != ModeBound {
+		s = bitExactVerdict(c)
+	}
+	if c.GoldenSet != GoldenReleased {
+		s = "AGAINST AN UNRELEASED GOLDEN SET (manifest SHA-256 " + c.GoldenSHA256 + "): " + s
+	}
+	if !c.Valid {
+		s += " [NOT VALID FOR CERTIFICATION: " + c.InvalidReason + "]"
+	}
+	return s
+}
+
+// bitExactVerdict is verdictLine's verdict of the profiles and exhaustive
+// sweeps, with the claim.
+func bitExactVerdict(c *Certificate) string {
 	var conf, diff []string
 	for _, p := range c.Profiles {
 		switch {
@@ -539,12 +565,6 @@ func verdictLine(c *Certificate) string {
 		} else {
 			s = "DOES NOT CONFORM to claimed profile `" + c.Claimed + "`: " + s
 		}
-	}
-	if c.GoldenSet != GoldenReleased {
-		s = "AGAINST AN UNRELEASED GOLDEN SET (manifest SHA-256 " + c.GoldenSHA256 + "): " + s
-	}
-	if !c.Valid {
-		s += " [NOT VALID FOR CERTIFICATION: " + c.InvalidReason + "]"
 	}
 	return s
 }

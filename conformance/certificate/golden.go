@@ -47,8 +47,13 @@ func unreleasedReason(manifestSHA256 string) string {
 // suite s: for a spec-string claim (a GEMV schedule no golden case
 // names), the layout of the outputs ref computes for the task from its
 // golden inputs; for a named profile, nil (any profile's layout of the
-// task). A nil ref gives a nil hook.
+// task); for a bound-mode suite, the y of the declared bound model
+// (suite.BoundLayout). Otherwise a nil ref gives a nil hook.
 func ClaimLayout(ctx context.Context, s *suite.Suite, set *golden.Set, ref golden.Engine) func(suite.Task, string) ([]golden.TensorInfo, error) {
+	if s.Bound {
+		// A bound-mode result is y in the declared model's precision.
+		return s.BoundLayout
+	}
 	if ref == nil {
 		return nil
 	}

@@ -143,6 +143,9 @@ func Verify(c *Certificate, ctx Context) error {
 	if err != nil {
 		return reject("%v", err)
 	}
+	if err := checkBound(c, s); err != nil {
+		return err
+	}
 	// Every task exactly once (or listed as missing in a reduced run).
 	seen := map[string]int{}
 	for _, cs := range c.Cases {

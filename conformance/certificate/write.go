@@ -60,8 +60,19 @@ func (c *Certificate) Markdown() []byte {
 	if !c.Conforms {
 		status = "DOES NOT CONFORM"
 	}
+	if c.Mode == ModeBound {
+		// Never a bare CONFORMS: the bound is not bit-exactness.
+		status = "CONFORMS WITHIN THE RIGOROUS BOUND (not bit-exact)"
+		if !c.Conforms {
+			status = "OUTSIDE THE RIGOROUS BOUND (bound mode, not bit-exact)"
+		}
+	}
 	fmt.Fprintf(&b, "# %s: bitexact certificate, suite %s\n\n", status, mdCode(c.Suite))
-	fmt.Fprintf(&b, "**%s** to %s. %s\n\n", status, mdCode(c.Against), mdVerdict(c.Verdict))
+	to := "to"
+	if c.Mode == ModeBound {
+		to = "of bound model"
+	}
+	fmt.Fprintf(&b, "**%s** %s %s. %s\n\n", status, to, mdCode(c.Against), mdVerdict(c.Verdict))
 	if c.GoldenSet != GoldenReleased {
 		fmt.Fprintf(&b, "> **Unreleased golden set:** the expected outputs come from a golden set whose manifest SHA-256 %s is not a released suite's.\n\n", mdCode(c.GoldenSHA256))
 	}
@@ -286,6 +297,9 @@ func (c *Certificate) JUnit() ([]byte, error) {
 	}
 	for _, cs := range c.Cases {
 		jc := junitCase{Name: cs.Task + " @ " + cs.Profile, Classname: "bitexact." + c.Suite}
+		if c.Mode == ModeBound {
+			jc.Name = cs.Task + " within the rigorous bound of " + cs.Profile
+		}
 		if cs.Result == "fail" {
 			var t strings.Builder
 			for _, m := range cs.First {
@@ -298,7 +312,11 @@ func (c *Certificate) JUnit() ([]byte, error) {
 			if cs.Expected == ExpectedComputed {
 				from = "the outputs computed by " + cs.ComputedBy
 			}
-			jc.Failure = &junitFailure{Message: fmt.Sprintf("%d of %d elements differ from %s", cs.Mismatches, cs.Elements, from), Text: t.String()}
+			msg := fmt.Sprintf("%d of %d elements differ from %s", cs.Mismatches, cs.Elements, from)
+			if c.Mode == ModeBound {
+				msg = fmt.Sprintf("%d of %d outputs outside the rigorous bound of bound model %s (bound mode, not bit-exact)", cs.Mismatches, cs.Elements, cs.Profile)
+			}
+			jc.Failure = &junitFailure{Message: msg, Text: t.String()}
 			s.Failures++
 		}
 		s.Cases = append(s.Cases, jc)

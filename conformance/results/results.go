@@ -43,7 +43,9 @@ type Manifest struct {
 	// Platform describes the hardware and software, when known.
 	Platform string `json:"platform,omitempty"`
 	// Profile is the profile the implementation claims; empty claims
-	// none (certify then reports which profiles it conforms to).
+	// none (certify then reports which profiles it conforms to). A
+	// bound-mode suite requires it: the bound model
+	// "mul32=M,round16=R,out=fp32|fp16" (suite.Spec.ParseBound).
 	Profile string   `json:"profile,omitempty"`
 	Tasks   []string `json:"tasks"`
 }
@@ -205,6 +207,8 @@ func Read(dir string, s *suite.Suite, opt *Options) (*Results, error) {
 		return nil, &Error{File: ManifestFile, Problem: fmt.Sprintf("suite_version %q, this golden set is %q (re-export and re-run)", m.SuiteVersion, s.Version)}
 	case strings.TrimSpace(m.Implementation) == "":
 		return nil, &Error{File: ManifestFile, Problem: "implementation is empty: name what produced the results"}
+	case s.Bound && m.Profile == "":
+		return nil, &Error{File: ManifestFile, Problem: fmt.Sprintf("suite %s is a bound-mode suite: profile must declare the bound model (for example %q; see docs/vendor.md)", s.Name, s.Profiles[0])}
 	case m.Profile != "":
 		// A named profile, or a spec string where the suite takes one
 		// (a GEMV schedule): a malformed spec is refused here.

@@ -39,6 +39,9 @@ type Description struct {
 	OpParams      map[string]string `json:"op_params"`
 	Tasks         []TaskDescription `json:"tasks"`
 	ResultsFormat string            `json:"results_format"`
+	// Mode is "bound" for a bound-mode suite (Profiles are then bound
+	// models, and no output has expected bits).
+	Mode string `json:"mode,omitempty"`
 	// Results explains the results directory in one paragraph.
 	Results string `json:"results"`
 }
@@ -87,6 +90,17 @@ func (s *Suite) Describe(set *golden.Set, manifestSHA256 string) (*Description, 
 	if d.ProfileKeys == nil {
 		d.ProfileKeys = []string{}
 	}
+	if s.Bound {
+		d.Mode = "bound"
+		d.ProfileKeys = append([]string{}, boundKeys...)
+		for _, c := range s.BoundKeys {
+			d.ProfileKeys = append(d.ProfileKeys, c.Key)
+		}
+		d.Results += " This is a bound-mode suite: \"profile\" is required and declares the bound model, spelled " +
+			"\"mul32=M,round16=R,out=fp32|fp16\"" + boundExtra(s.BoundKeys) + " (mul32: float32-rounded multiplications on each term's path, " +
+			"round16: fp16 roundings on each term's path, out: the output precision; any float32 summation order, fused or not, is covered). " +
+			"Each task's file holds one tensor y, F32 or F16 as out says. The verdict is within the rigorous bound of the exact product, never bit-exact."
+	}
 	for _, t := range s.Tasks {
 		var in golden.InputFile
 		for _, x := range set.Manifest.Inputs {
@@ -97,9 +111,24 @@ func (s *Suite) Describe(set *golden.Set, manifestSHA256 string) (*Description, 
 		td := TaskDescription{Name: t.Name, Params: t.Params, InputFile: InputFile(t.Name), InputSHA256: in.SHA256,
 			Inputs: in.Tensors, ResultFile: ResultFile(t.Name)}
 		for _, p := range t.Profiles {
+			if s.Bound {
+				break
+			}
 			c := t.Cases[p]
 			td.Expected = append(td.Expected, ExpectedDescription{Profile: p, Case: c.Name, Params: c.Params,
 				Outputs: c.Outputs, CaseDoc: c.Description, CaseSHA256: c.SHA256})
+		}
+		for _, m := range s.Profiles {
+			if !s.Bound {
+				break
+			}
+			outs, err := s.BoundLayout(t, m)
+			if err != nil {
+				return nil, err
+			}
+			cl, _ := s.ParseBound(m)
+			td.Expected = append(td.Expected, ExpectedDescription{Profile: m, Case: "(bound: no expected bits)", Params: cl.Params, Outputs: outs,
+				CaseDoc: "each output within the rigorous bound of the exact product under this model"})
 		}
 		d.Tasks = append(d.Tasks, td)
 	}
@@ -159,13 +188,28 @@ func (s *Suite) Export(set *golden.Set, fsys fs.FS, dir string) (*Description, e
 	return d, nil
 }
 
+// boundExtra spells a bound model's family keys for the results text.
+func boundExtra(cs []BoundChoice) string {
+	var b strings.Builder
+	for _, c := range cs {
+		fmt.Fprintf(&b, ",%s=%s", c.Key, strings.Join(c.Values, "|"))
+	}
+	return b.String()
+}
+
 func readme(d *Description) []byte {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "# bitexact suite %s (golden %s)\n\n%s.\n\nOp `%s`: %s\n\n", d.Suite, d.SuiteVersion, d.Doc, d.Op, d.OpDoc)
-	fmt.Fprintf(&b, "Profiles (the reference computes each; your results are held against all of them): %s. "+
-		"A task lists the profiles the golden set has a case for; a claimed profile it does not list is computed "+
-		"for that task by the reference when you certify, so every task is held to your claim.\n\n",
-		"`"+strings.Join(d.Profiles, "`, `")+"`")
+	if d.Mode == "bound" {
+		fmt.Fprintf(&b, "Bound mode: your outputs are held to the rigorous error bound of the exact product, for any float32 summation order, "+
+			"under the bound model you declare as results.json's profile; the certificate says within the bound, never bit-exact. "+
+			"Named models: %s (or any other spelled the same way).\n\n", "`"+strings.Join(d.Profiles, "`, `")+"`")
+	} else {
+		fmt.Fprintf(&b, "Profiles (the reference computes each; your results are held against all of them): %s. "+
+			"A task lists the profiles the golden set has a case for; a claimed profile it does not list is computed "+
+			"for that task by the reference when you certify, so every task is held to your claim.\n\n",
+			"`"+strings.Join(d.Profiles, "`, `")+"`")
+	}
 	fmt.Fprintf(&b, "## Tasks\n\nRun your kernel once per task on the tensors of `input_file` (with the task's fixed parameters) "+
 		"and write the outputs to `<results>/<result_file>`.\n\n")
 	for _, t := range d.Tasks {

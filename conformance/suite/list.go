@@ -34,6 +34,9 @@ func List(set *golden.Set) ([]Listing, error) {
 		if s.SpecKey != "" {
 			l.Spec = "any " + s.SpecKey + " spec string"
 		}
+		if s.Bound {
+			l.Spec = "any bound model mul32=M,round16=R,out=fp32|fp16" + boundExtra(s.BoundKeys) + " (required: bound mode, not bit-exact)"
+		}
 		inputs := map[string]golden.InputFile{}
 		for _, in := range set.Manifest.Inputs {
 			inputs[in.Name] = in
@@ -56,9 +59,27 @@ func List(set *golden.Set) ([]Listing, error) {
 				add(&inOrder, inTypes, ti)
 			}
 			for _, p := range t.Profiles {
+				if s.Bound {
+					break
+				}
 				for _, ti := range t.Cases[p].Outputs {
 					add(&outOrder, outTypes, ti)
 				}
+			}
+			for _, m := range []string{"fp32", "fp16"} {
+				if !s.Bound {
+					break
+				}
+				// Any model may declare either output precision.
+				model := "mul32=0,round16=0,out=" + m
+				for _, c := range s.BoundKeys {
+					model += "," + c.Key + "=" + c.Values[0]
+				}
+				outs, err := s.BoundLayout(t, model)
+				if err != nil {
+					return nil, err
+				}
+				add(&outOrder, outTypes, outs[0])
 			}
 		}
 		spell := func(order []string, types map[string]map[string]bool) []string {

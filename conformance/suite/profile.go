@@ -10,6 +10,13 @@ import (
 // profile whose SpecKey value is a spec string the reference accepts
 // (ParseProfile). The error says why not.
 func (s *Suite) CheckProfile(p string) error {
+	if s.Bound {
+		if _, err := s.ParseBound(p); err != nil {
+			return fmt.Errorf("profile %q is not a bound model of suite %s (named: %s; or any model spelled the same way): %v",
+				p, s.Name, strings.Join(s.Profiles, ", "), err)
+		}
+		return nil
+	}
 	if s.HasProfile(p) {
 		return nil
 	}
@@ -31,6 +38,13 @@ func (s *Suite) CheckProfile(p string) error {
 // (or the default) takes. Such a profile has no golden case: its expected
 // outputs are computed (Compute).
 func (s *Suite) ParseProfile(p string) (map[string]string, error) {
+	if s.Bound {
+		c, err := s.ParseBound(p)
+		if err != nil {
+			return nil, err
+		}
+		return c.Params, nil
+	}
 	if s.SpecKey == "" || s.ParseSpec == nil {
 		return nil, fmt.Errorf("suite %s has no spec-string profiles", s.Name)
 	}

@@ -57,31 +57,49 @@ type Spec struct {
 	// ParseSpec checks a SpecKey value that no golden case names; nil
 	// accepts none.
 	ParseSpec func(string) error
-	Doc       string
+	// Bound, when set, makes the suite a bound-mode suite: for kernels
+	// whose summation order is not fixed (split-K with atomics), each
+	// output is held to the rigorous error bound of the exact product
+	// (BoundOp), not compared bit for bit. Op's golden cases supply the
+	// tasks (one per input set, whatever their schedule); the profile is
+	// the bound model the results declare (ParseBound), one of
+	// BoundModels or any other well-formed one, and is required.
+	Bound bool
+	// BoundModels are a bound-mode suite's named models (its Profiles):
+	// the ones the family's reference schedules are proved to meet.
+	BoundModels []string
+	// BoundKeys are the family's keys of a bound model besides mul32,
+	// round16 and out.
+	BoundKeys []BoundChoice
+	// InputDTypes, when set, keeps only cases whose input tensors have
+	// these dtypes (the e2m1-from-fp16 suite reads an F16 x, the e2m1
+	// suite an F32 one).
+	InputDTypes map[string]string
+	Doc         string
 }
 
 // Specs lists the vendor suites.
 func Specs() []Spec {
-	return []Spec{
-		{Name: "e2m1", Op: "e2m1.encode", ProfileKeys: []string{"profile"}, Defaults: map[string]string{"profile": "nvidia"},
+	return append([]Spec{
+		{Name: "e2m1", Op: "e2m1.encode", InputDTypes: map[string]string{"x": "F32"}, ProfileKeys: []string{"profile"}, Defaults: map[string]string{"profile": "nvidia"},
 			Doc: "float32 -> E2M1 code (one code per byte, low nibble)"},
 		{Name: "e2m1-pack", Op: "e2m1.pack",
 			Doc: "E2M1 codes -> two codes per byte, element 2i in the low nibble"},
 		{Name: "e2m1-unpack", Op: "e2m1.unpack",
 			Doc: "two E2M1 codes per byte -> one code per byte, element 2i from the low nibble"},
-		{Name: "fp8", Op: "fp8.encode", ProfileKeys: []string{"profile"},
+		{Name: "fp8", Op: "fp8.encode", InputDTypes: map[string]string{"x": "F32"}, ProfileKeys: []string{"profile"},
 			Doc: "float32 -> FP8 E4M3 and E5M2 codes (one per byte)"},
-		{Name: "e4m3", Op: "fp8.encode", Filter: map[string]string{"format": "e4m3"}, ProfileKeys: []string{"profile"},
+		{Name: "e4m3", Op: "fp8.encode", InputDTypes: map[string]string{"x": "F32"}, Filter: map[string]string{"format": "e4m3"}, ProfileKeys: []string{"profile"},
 			Doc: "float32 -> FP8 E4M3 (float8_e4m3fn) codes"},
-		{Name: "e5m2", Op: "fp8.encode", Filter: map[string]string{"format": "e5m2"}, ProfileKeys: []string{"profile"},
+		{Name: "e5m2", Op: "fp8.encode", InputDTypes: map[string]string{"x": "F32"}, Filter: map[string]string{"format": "e5m2"}, ProfileKeys: []string{"profile"},
 			Doc: "float32 -> FP8 E5M2 codes"},
-		{Name: "e8m0", Op: "e8m0.encode", ProfileKeys: []string{"rounding"},
+		{Name: "e8m0", Op: "e8m0.encode", InputDTypes: map[string]string{"x": "F32"}, ProfileKeys: []string{"rounding"},
 			Doc: "float32 -> E8M0 scale code"},
 		{Name: "e8m0-scale", Op: "e8m0.shared_scale", ProfileKeys: []string{"mode"},
 			Doc: "MX shared scale (E8M0) from a block amax, E2M1 elements"},
-		{Name: "nvfp4", Op: "nvfp4.quantize", ProfileKeys: []string{"recipe", "swizzle"}, Defaults: map[string]string{"recipe": "canonical", "swizzle": "0"},
+		{Name: "nvfp4", Op: "nvfp4.quantize", InputDTypes: map[string]string{"x": "F32"}, ProfileKeys: []string{"recipe", "swizzle"}, Defaults: map[string]string{"recipe": "canonical", "swizzle": "0"},
 			Doc: "NVFP4 quantize: packed E2M1 pairs, E4M3 block scales per 16, float32 per-tensor scale"},
-		{Name: "mxfp4", Op: "mxfp4.quantize", ProfileKeys: []string{"mode", "profile"}, Defaults: map[string]string{"mode": "floor", "profile": "nvidia"},
+		{Name: "mxfp4", Op: "mxfp4.quantize", InputDTypes: map[string]string{"x": "F32"}, ProfileKeys: []string{"mode", "profile"}, Defaults: map[string]string{"mode": "floor", "profile": "nvidia"},
 			Doc: "MXFP4 quantize: packed E2M1 pairs, E8M0 scale per 32"},
 		{Name: "ggml-mxfp4", Op: "ggml.mxfp4.quantize", ProfileKeys: []string{"log2", "cast"},
 			Doc: "llama.cpp block_mxfp4 quantize_row_mxfp4_ref"},
@@ -119,6 +137,22 @@ func Specs() []Spec {
 			Doc: "AWQ W4A16 GEMV; the schedule is the declared float summation order"},
 		{Name: "gemv-sparse-fp4", Op: "gemv.sparse_fp4", SpecKey: "schedule", ParseSpec: parseSchedule, ProfileKeys: []string{"schedule", "scale_decode"}, Defaults: map[string]string{"scale_decode": "e4m3fn"},
 			Doc: "2:4-sparse NVFP4 MoE GEMV; the schedule is the declared float summation order"},
+		{Name: "gemv-bound", Op: "gemv.exact", Bound: true, InputDTypes: map[string]string{"w": "F32"}, ProfileKeys: []string{"mul32", "round16", "out"},
+			BoundModels: []string{"mul32=1,round16=0,out=fp32", "mul32=1,round16=0,out=fp16"},
+			Doc:         "dense float32 GEMV y = W x in bound mode, for a kernel of any float32 summation order (split-K with atomics): each output within the rigorous bound of the exact product under the declared model, not bit-exact; mul32=1: a float32 product rounds, fused or not (an FMA into a zero accumulator rounds it)"},
+		{Name: "gemv-f16-bound", Op: "gemv.exact", Bound: true, InputDTypes: map[string]string{"w": "F16"}, ProfileKeys: []string{"mul32", "round16", "out"},
+			BoundModels: []string{"mul32=0,round16=0,out=fp32", "mul32=0,round16=0,out=fp16"},
+			Doc:         "dense fp16 GEMV y = W x (fp16 w and x, float32 accumulation) in bound mode, for a kernel of any float32 summation order (split-K with atomics): each output within the rigorous bound of the exact product, not bit-exact; fp16 products are exact in float32 (mul32=0)"},
+		{Name: "gemv-mxfp4-bound", Op: "gemv.mxfp4_q8_1", Bound: true, ProfileKeys: []string{"schedule"},
+			BoundModels: []string{"mul32=2,round16=0,out=fp32"},
+			Doc:         "llama.cpp MXFP4 x Q8_1 GEMV in bound mode (any float32 summation order): each output within the rigorous bound of the exact product, not bit-exact; mul32=2 for d = 2^(e-128) * d8 and d * sumi"},
+		{Name: "gemv-awq-bound", Op: "gemv.awq", Bound: true, ProfileKeys: []string{"schedule"},
+			BoundModels: []string{"mul32=0,round16=0,out=fp32", "mul32=0,round16=0,out=fp16"},
+			Doc:         "AWQ W4A16 GEMV in bound mode (any float32 summation order): each output within the rigorous bound of the exact product of awq.dequantize's fp16 weights and x, not bit-exact; fp16 products are exact in float32 (mul32=0)"},
+		{Name: "gemv-sparse-fp4-bound", Op: "gemv.sparse_fp4", Bound: true, ProfileKeys: []string{"schedule", "scale_decode"},
+			BoundKeys:   []BoundChoice{{Key: "scale_decode", Values: []string{"e4m3fn", "dgx_lut"}}},
+			BoundModels: []string{"mul32=2,round16=1,out=fp16,scale_decode=e4m3fn", "mul32=2,round16=1,out=fp16,scale_decode=dgx_lut"},
+			Doc:         "2:4-sparse NVFP4 MoE GEMV in bound mode (any float32 summation order): each output within the rigorous bound of the exact product, not bit-exact; mul32=2 for scale * global and group sum * scale, round16=1 for fp16 split-K partials"},
 		{Name: "e2m1-decode", Op: "e2m1.decode",
 			Doc: "E2M1 code (one per byte, low nibble) -> float32"},
 		{Name: "fp8-decode", Op: "fp8.decode",
@@ -137,11 +171,45 @@ func Specs() []Spec {
 			Doc: "llama.cpp block_mxfp4 -> float32 (dequantize_row_mxfp4)"},
 		{Name: "q8_1-dequantize", Op: "ggml.q8_1.dequantize",
 			Doc: "llama.cpp block_q8_1 -> float32"},
-		{Name: "bf16", Op: "bf16.encode", ProfileKeys: []string{"profile"}, Defaults: map[string]string{"profile": "rne"},
+		{Name: "bf16", Op: "bf16.encode", InputDTypes: map[string]string{"x": "F32"}, ProfileKeys: []string{"profile"}, Defaults: map[string]string{"profile": "rne"},
 			Doc: "float32 -> bfloat16, round to nearest even; NaN and overflow profiles rne (payload kept), canonical-nan (0x7FFF), sign-nan (sign | 0x7FC0), torch-cpu (0xFFFF), satfinite (overflow to max finite)"},
-		{Name: "fp16", Op: "fp16.encode", ProfileKeys: []string{"profile"}, Defaults: map[string]string{"profile": "rne"},
+		{Name: "fp16", Op: "fp16.encode", InputDTypes: map[string]string{"x": "F32"}, ProfileKeys: []string{"profile"}, Defaults: map[string]string{"profile": "rne"},
 			Doc: "float32 -> IEEE binary16, round to nearest even; NaN and overflow profiles rne (payload kept), canonical-nan (0x7FFF), sign-nan (sign | 0x7E00), numpy (payload kept, not quieted), satfinite (overflow to max finite)"},
+	}, halfInputSpecs()...)
+}
+
+// halfInputSpecs are the conversion suites of fp16 and bf16 inputs: the
+// expected code of a 16-bit input is the float32 conversion's code of its
+// exactly widened value (a bfloat16 shifted left 16; an fp16's value,
+// a NaN keeping its sign and payload, made quiet). Each reads every code of
+// its input type (golden all.fp16, all.bf16), so a claim is checked on all
+// of them. They are suites of their own, not tasks of the float32 suites:
+// a vendor certifies the kernel it ships, and a float32 kernel's results
+// need not hold 16-bit tasks.
+func halfInputSpecs() []Spec {
+	var v []Spec
+	for _, src := range []struct{ name, dtype string }{{"fp16", "F16"}, {"bf16", "BF16"}} {
+		in := map[string]string{"x": src.dtype}
+		from := " (" + src.name + " input widened exactly to float32, then converted)"
+		v = append(v,
+			Spec{Name: "e2m1-from-" + src.name, Op: "e2m1.encode", InputDTypes: in, ProfileKeys: []string{"profile"}, Defaults: map[string]string{"profile": "nvidia"},
+				Doc: src.name + " -> E2M1 code (one code per byte, low nibble)" + from},
+			Spec{Name: "e4m3-from-" + src.name, Op: "fp8.encode", InputDTypes: in, Filter: map[string]string{"format": "e4m3"}, ProfileKeys: []string{"profile"},
+				Doc: src.name + " -> FP8 E4M3 (float8_e4m3fn) code" + from},
+			Spec{Name: "e5m2-from-" + src.name, Op: "fp8.encode", InputDTypes: in, Filter: map[string]string{"format": "e5m2"}, ProfileKeys: []string{"profile"},
+				Doc: src.name + " -> FP8 E5M2 code" + from},
+			Spec{Name: "e8m0-from-" + src.name, Op: "e8m0.encode", InputDTypes: in, ProfileKeys: []string{"rounding"},
+				Doc: src.name + " -> E8M0 scale code" + from},
+			Spec{Name: "nvfp4-from-" + src.name, Op: "nvfp4.quantize", InputDTypes: in, ProfileKeys: []string{"recipe", "swizzle"}, Defaults: map[string]string{"recipe": "canonical", "swizzle": "0"},
+				Doc: "NVFP4 quantize of " + src.name + " activations: packed E2M1 pairs, E4M3 block scales per 16, float32 per-tensor scale" + from},
+			Spec{Name: "mxfp4-from-" + src.name, Op: "mxfp4.quantize", InputDTypes: in, ProfileKeys: []string{"mode", "profile"}, Defaults: map[string]string{"mode": "floor", "profile": "nvidia"},
+				Doc: "MXFP4 quantize of " + src.name + " activations: packed E2M1 pairs, E8M0 scale per 32" + from})
 	}
+	return append(v,
+		Spec{Name: "fp16-from-bf16", Op: "fp16.encode", InputDTypes: map[string]string{"x": "BF16"}, ProfileKeys: []string{"profile"}, Defaults: map[string]string{"profile": "rne"},
+			Doc: "bfloat16 -> IEEE binary16 (bf16 input widened exactly to float32, then converted), profiles as suite fp16"},
+		Spec{Name: "bf16-from-fp16", Op: "bf16.encode", InputDTypes: map[string]string{"x": "F16"}, ProfileKeys: []string{"profile"}, Defaults: map[string]string{"profile": "rne"},
+			Doc: "IEEE binary16 -> bfloat16 (fp16 input widened exactly to float32, then converted), profiles as suite bf16"})
 }
 
 // Names lists the suite names.
@@ -233,12 +301,16 @@ func Resolve(set *golden.Set, name string) (*Suite, error) {
 
 // Resolve builds the suite from the cases of set.
 func (s Spec) Resolve(set *golden.Set) (*Suite, error) {
+	if s.Bound {
+		return s.resolveBound(set)
+	}
+	inputDTypes := inputDTypesOf(set)
 	var cases []golden.CaseFile
 	for _, c := range set.Manifest.Cases {
 		if c.Op != s.Op {
 			continue
 		}
-		keep := true
+		keep := s.inputsMatch(inputDTypes[c.Inputs])
 		for k, v := range s.Filter {
 			if c.Params[k] != v {
 				keep = false
@@ -323,6 +395,81 @@ func (s Spec) Resolve(set *golden.Set) (*Suite, error) {
 			t.Profiles = append(t.Profiles, p)
 		}
 		sort.Slice(t.Profiles, func(i, j int) bool { return rank[t.Profiles[i]] < rank[t.Profiles[j]] })
+		su.Tasks = append(su.Tasks, *t)
+	}
+	return su, nil
+}
+
+// inputDTypesOf maps each input set of set to its tensors' dtypes.
+func inputDTypesOf(set *golden.Set) map[string]map[string]string {
+	m := map[string]map[string]string{}
+	for _, in := range set.Manifest.Inputs {
+		d := map[string]string{}
+		for _, t := range in.Tensors {
+			d[t.Name] = t.DType
+		}
+		m[in.Name] = d
+	}
+	return m
+}
+
+// inputsMatch reports whether an input set's dtypes hold s.InputDTypes.
+func (s Spec) inputsMatch(dtypes map[string]string) bool {
+	for k, v := range s.InputDTypes {
+		if dtypes[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+// resolveBound builds a bound-mode suite: one task per input set of Op's
+// cases, holding every case of the set under its case name (for the
+// inputs and the output shape only); the task's parameters are those all
+// its cases share. The profiles are the named bound models.
+func (s Spec) resolveBound(set *golden.Set) (*Suite, error) {
+	su := &Suite{Spec: s, Version: set.Manifest.Suite, Profiles: append([]string{}, s.BoundModels...)}
+	for _, m := range s.BoundModels {
+		if _, err := s.ParseBound(m); err != nil {
+			return nil, fmt.Errorf("suite %s: named model: %v", s.Name, err)
+		}
+	}
+	inputDTypes := inputDTypesOf(set)
+	byName := map[string]*Task{}
+	var order []string
+	for _, c := range set.Manifest.Cases {
+		if c.Op != s.Op || !s.inputsMatch(inputDTypes[c.Inputs]) {
+			continue
+		}
+		t := byName[c.Inputs]
+		if t == nil {
+			t = &Task{Name: c.Inputs, Inputs: c.Inputs, Params: map[string]string{}, Cases: map[string]golden.CaseFile{}}
+			for k, v := range c.Params {
+				t.Params[k] = v
+			}
+			byName[c.Inputs] = t
+			order = append(order, c.Inputs)
+		}
+		for k, v := range t.Params {
+			if c.Params[k] != v {
+				delete(t.Params, k)
+			}
+		}
+		t.Cases[c.Name] = c
+		t.Profiles = append(t.Profiles, c.Name)
+	}
+	if len(order) == 0 {
+		return nil, fmt.Errorf("suite %s: the golden set %s has no case of op %s", s.Name, set.Manifest.Suite, s.Op)
+	}
+	sort.Strings(order)
+	for _, n := range order {
+		t := byName[n]
+		sort.Strings(t.Profiles)
+		// A task's parameters are the family's fixed ones (the AWQ
+		// group), never a schedule: the bound holds for every order.
+		for _, k := range s.ProfileKeys {
+			delete(t.Params, k)
+		}
 		su.Tasks = append(su.Tasks, *t)
 	}
 	return su, nil

@@ -55,6 +55,7 @@ var families = []func() ([]Inputs, []Case){
 	nvfp4EdgeCatalog,
 	gemvCraftedCatalog,
 	separationCatalog,
+	halfInputCatalog,
 }
 
 // All returns every input set and case of the catalogue, in the order of

@@ -2,21 +2,28 @@ package ops
 
 import (
 	"encoding/binary"
+	"fmt"
 	"math"
 
+	"github.com/bitexact/bitexact/refimpl/half"
 	"github.com/bitexact/bitexact/refimpl/internal/codetable"
 	"github.com/bitexact/bitexact/refimpl/tensor"
 	"github.com/bitexact/bitexact/refimpl/unary"
 )
 
 // encodeCodes is the body of every float32 -> 8-bit-code op (e2m1.encode,
-// fp8.encode, e8m0.encode): it checks that x is F32, encodes each element's
+// fp8.encode, e8m0.encode): it checks that x is F32 (or, declared by the
+// parameter input, F16/BF16, widened first: widenInput), encodes each element's
 // bit pattern (so a NaN's sign and payload reach the encoder) and returns
 // the codes as U8 of x's shape with the given logical format. conv names
 // the unary conversion ("format/profile") that enc computes: its codes are
 // looked up in the conversion's code table, with enc as the path for a conversion
 // unary does not list.
-func encodeCodes(x tensor.Tensor, logical, conv string, enc func(float32) uint8) (Tensors, error) {
+func encodeCodes(p Params, x tensor.Tensor, logical, conv string, enc func(float32) uint8) (Tensors, error) {
+	x, err := widenInput(p, x)
+	if err != nil {
+		return nil, err
+	}
 	if err := x.Expect("x", tensor.F32); err != nil {
 		return nil, err
 	}
@@ -76,4 +83,47 @@ func lookupCodes(t *codetable.Table, dst []uint8, src []byte) {
 	for ; i < len(dst); i++ {
 		dst[i] = t.Code(binary.LittleEndian.Uint32(src[4*i:]))
 	}
+}
+
+// inputParam documents the parameter input of the ops that read float32
+// x or, declared, fp16 or bf16 x (widenInput).
+const inputParam = "fp32 (default) | fp16 | bf16: the dtype of x (F32, F16, BF16); a 16-bit x is widened exactly to float32 first"
+
+// widenInput checks x against the parameter input and returns an F16 or
+// BF16 x as the F32 tensor of its exact float32 values: an op on 16-bit
+// inputs is defined as the float32 op applied to the widened value, which
+// is exact (every fp16 and bf16 value is a float32). A bfloat16 widens by
+// its bits shifted left 16 (NaN payloads unchanged); an fp16 NaN keeps its
+// sign and payload and is made quiet, as IEEE 754's widening conversion
+// and half.DecodeFP16 do. The input type is a parameter, not only the
+// tensor's dtype, so that a case on 16-bit inputs names it: a kernel that
+// claims the op for float32 x does not claim it.
+func widenInput(p Params, x tensor.Tensor) (tensor.Tensor, error) {
+	var d tensor.DType
+	switch v := p.Get("input", "fp32"); v {
+	case "fp32":
+		return x, nil // the op's own check names a wrong dtype
+	case "fp16":
+		d = tensor.F16
+	case "bf16":
+		d = tensor.BF16
+	default:
+		return x, fmt.Errorf("parameter input=%q: want fp32, fp16 or bf16", v)
+	}
+	if x.DType != d {
+		return x, fmt.Errorf("tensor %q: dtype %s, but parameter input=%s wants %s", "x", x.DType, p.Get("input", ""), d)
+	}
+	if err := x.Validate(); err != nil {
+		return x, fmt.Errorf("tensor %q: %w", "x", err)
+	}
+	h := x.Bits16()
+	v := make([]uint32, len(h))
+	for i, b := range h {
+		if x.DType == tensor.BF16 {
+			v[i] = uint32(b) << 16
+		} else {
+			v[i] = math.Float32bits(half.DecodeFP16(b))
+		}
+	}
+	return tensor.FromBits32(tensor.F32, x.Shape, v), nil
 }

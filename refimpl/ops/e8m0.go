@@ -19,12 +19,13 @@ var e8m0ScaleElems = map[string]struct {
 
 func init() {
 	register(Op{
-		Name:    "e8m0.encode",
-		Doc:     "float32 -> E8M0 codes under a named rounding",
-		Params:  map[string]string{"rounding": "rz | rp | torch | ml_dtypes (required)"},
-		Choices: map[string][]Choice{"rounding": roundingChoices()},
-		Inputs:  []string{"x"},
-		Outputs: []string{"codes"},
+		Name:     "e8m0.encode",
+		Doc:      "float32 (or F16/BF16 x with parameter input, widened exactly to float32 first) -> E8M0 codes under a named rounding",
+		Params:   map[string]string{"rounding": "rz | rp | torch | ml_dtypes (required)", "input": inputParam},
+		Defaults: Params{"input": "fp32"},
+		Choices:  map[string][]Choice{"rounding": roundingChoices()},
+		Inputs:   []string{"x"},
+		Outputs:  []string{"codes"},
 		Run: func(p Params, in Tensors) (Tensors, error) {
 			roundingName, err := param8(p, "rounding")
 			if err != nil {
@@ -34,7 +35,7 @@ func init() {
 			if err != nil {
 				return nil, err
 			}
-			return encodeCodes(in["x"], "e8m0", "e8m0/"+r.Name, r.Encode)
+			return encodeCodes(p, in["x"], "e8m0", "e8m0/"+r.Name, r.Encode)
 		},
 	})
 	register(Op{

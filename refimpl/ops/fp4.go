@@ -13,9 +13,9 @@ import (
 func init() {
 	register(Op{
 		Name:     "e2m1.encode",
-		Doc:      "float32 -> E2M1 codes (one per byte) under a named rounding profile (fp4.Profile)",
-		Params:   map[string]string{"profile": "nvidia (default) | sw-sm121 | ml_dtypes | cutlass | ties-away | ties-toward-zero | ggml"},
-		Defaults: Params{"profile": fp4.NVIDIA.Name},
+		Doc:      "float32 (or F16/BF16 x with parameter input, widened exactly to float32 first) -> E2M1 codes (one per byte) under a named rounding profile (fp4.Profile)",
+		Params:   map[string]string{"profile": "nvidia (default) | sw-sm121 | ml_dtypes | cutlass | ties-away | ties-toward-zero | ggml", "input": inputParam},
+		Defaults: Params{"profile": fp4.NVIDIA.Name, "input": "fp32"},
 		Choices:  map[string][]Choice{"profile": fp4Choices()},
 		Inputs:   []string{"x"},
 		Outputs:  []string{"codes"},
@@ -24,7 +24,7 @@ func init() {
 			if err != nil {
 				return nil, err
 			}
-			return encodeCodes(in["x"], "e2m1", "e2m1/"+prof.Name, prof.Encode)
+			return encodeCodes(p, in["x"], "e2m1", "e2m1/"+prof.Name, prof.Encode)
 		},
 	})
 	register(Op{

@@ -10,14 +10,16 @@ import (
 func init() {
 	register(Op{
 		Name: "fp8.encode",
-		Doc:  "float32 -> FP8 codes, nearest even, overflow/Inf/NaN per profile",
+		Doc:  "float32 (or F16/BF16 x with parameter input, widened exactly to float32 first) -> FP8 codes, nearest even, overflow/Inf/NaN per profile",
 		Params: map[string]string{
 			"format":  "e4m3 | e5m2 (required)",
 			"profile": "satfinite | nosat | ml_dtypes (e5m2 only) (required)",
+			"input":   inputParam,
 		},
-		Choices: map[string][]Choice{"profile": fp8Choices()},
-		Inputs:  []string{"x"},
-		Outputs: []string{"codes"},
+		Defaults: Params{"input": "fp32"},
+		Choices:  map[string][]Choice{"profile": fp8Choices()},
+		Inputs:   []string{"x"},
+		Outputs:  []string{"codes"},
 		Run: func(p Params, in Tensors) (Tensors, error) {
 			formatName, err := param8(p, "format")
 			if err != nil {
@@ -38,7 +40,7 @@ func init() {
 			if !prof.Has(f.Name) {
 				return nil, fmt.Errorf("fp8.encode: profile %s is defined for %s only", prof.Name, prof.Formats)
 			}
-			return encodeCodes(in["x"], f.Name, f.Name+"/"+prof.Name, func(x float32) uint8 { return f.Encode(x, prof) })
+			return encodeCodes(p, in["x"], f.Name, f.Name+"/"+prof.Name, func(x float32) uint8 { return f.Encode(x, prof) })
 		},
 	})
 	register(Op{

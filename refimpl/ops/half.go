@@ -19,15 +19,18 @@ func init() {
 	} {
 		register(Op{
 			Name: h.family + ".encode",
-			Doc: "float32 -> " + string(h.dtype) + ", nearest even, overflow to Inf (satfinite: to max finite); NaN per profile " +
+			Doc: "float32 (or F16/BF16 x with parameter input, widened exactly to float32 first) -> " + string(h.dtype) + ", nearest even, overflow to Inf (satfinite: to max finite); NaN per profile " +
 				"(rne: quiet, sign and payload kept; canonical-nan: 0x7FFF; sign-nan: sign | quiet NaN; torch-cpu, bf16: 0xFFFF; numpy, fp16: payload kept unquieted)",
-			Params:   map[string]string{"profile": "rne (default) | canonical-nan | sign-nan | satfinite | torch-cpu (bf16) | numpy (fp16)"},
-			Defaults: Params{"profile": half.RNE.Name},
+			Params:   map[string]string{"profile": "rne (default) | canonical-nan | sign-nan | satfinite | torch-cpu (bf16) | numpy (fp16)", "input": inputParam},
+			Defaults: Params{"profile": half.RNE.Name, "input": "fp32"},
 			Choices:  map[string][]Choice{"profile": halfChoices(h.family)},
 			Inputs:   []string{"x"},
 			Outputs:  []string{"y"},
 			Run: func(p Params, in Tensors) (Tensors, error) {
-				x := in["x"]
+				x, err := widenInput(p, in["x"])
+				if err != nil {
+					return nil, err
+				}
 				if err := x.Expect("x", tensor.F32); err != nil {
 					return nil, err
 				}

@@ -12,12 +12,13 @@ import (
 func init() {
 	register(Op{
 		Name: "mxfp4.quantize",
-		Doc:  "OCP MX v1.0 MXFP4 quantization of x [M,K] (K%32==0): E2M1 pairs and E8M0 scales per 32",
+		Doc:  "OCP MX v1.0 MXFP4 quantization of x [M,K] (K%32==0; F32, or F16/BF16 with parameter input, widened exactly to float32 first): E2M1 pairs and E8M0 scales per 32",
 		Params: map[string]string{
 			"mode":    "E8M0 scale rounding: floor (default, OCP), ceil, even, rceil",
 			"profile": "E2M1 element profile: nvidia (default), sw-sm121, ml_dtypes, cutlass, ties-away, ties-toward-zero, ggml",
+			"input":   inputParam,
 		},
-		Defaults: Params{"mode": e8m0.Floor.Name, "profile": fp4.NVIDIA.Name},
+		Defaults: Params{"mode": e8m0.Floor.Name, "profile": fp4.NVIDIA.Name, "input": "fp32"},
 		Choices:  map[string][]Choice{"mode": scaleModeChoices(), "profile": fp4Choices()},
 		Inputs:   []string{"x"},
 		Outputs:  []string{"packed", "scales"},
@@ -42,7 +43,10 @@ func runMXFP4Quantize(p Params, in Tensors) (Tensors, error) {
 	if err != nil {
 		return nil, err
 	}
-	x := in["x"]
+	x, err := widenInput(p, in["x"])
+	if err != nil {
+		return nil, err
+	}
 	if err := x.Expect("x", tensor.F32, -1, -1); err != nil {
 		return nil, err
 	}

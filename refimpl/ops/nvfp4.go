@@ -12,13 +12,14 @@ import (
 func init() {
 	register(Op{
 		Name: "nvfp4.quantize",
-		Doc:  "NVFP4 quantization of x [M,K] (K%16==0) under a named recipe: E2M1 pairs, E4M3 scales per 16, fp32 per-tensor scale",
+		Doc:  "NVFP4 quantization of x [M,K] (K%16==0; F32, or F16/BF16 with parameter input, widened exactly to float32 first) under a named recipe: E2M1 pairs, E4M3 scales per 16, fp32 per-tensor scale",
 		Params: map[string]string{
 			"recipe":  "canonical (default), vllm-like, torchao-0.17, torchao-0.16, modelopt",
 			"swizzle": "0 (default): scales [M,K/16] row-major; 1: scales in the 128x4 layout, flattened",
 			"global":  "per-tensor value as a float (decimal or hex, rounded to float32); default: computed from the tensor amax",
+			"input":   inputParam,
 		},
-		Defaults: Params{"recipe": nvfp4.Canonical.Name, "swizzle": "0"},
+		Defaults: Params{"recipe": nvfp4.Canonical.Name, "swizzle": "0", "input": "fp32"},
 		Choices:  map[string][]Choice{"recipe": recipeChoices()},
 		Inputs:   []string{"x"},
 		Outputs:  []string{"packed", "scales", "global"},
@@ -100,7 +101,10 @@ func NVFP4Quantize(r nvfp4.Recipe, p Params, in Tensors) (Tensors, error) {
 	if err != nil {
 		return nil, err
 	}
-	x := in["x"]
+	x, err := widenInput(p, in["x"])
+	if err != nil {
+		return nil, err
+	}
 	if err := x.Expect("x", tensor.F32, -1, -1); err != nil {
 		return nil, err
 	}
