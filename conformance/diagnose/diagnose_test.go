@@ -69,7 +69,7 @@ func TestUnaryTransforms(t *testing.T) {
 		{"fp16 tie 1+3*2^-11 toward zero", fp16, "ties-toward-zero", 1 + 3*0x1p-11, 0x3c02, 0x3c01},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var alt *Alternative
+			var alt *alternative
 			for _, a := range unaryAlternatives() {
 				if a.Class == tc.class {
 					a := a
@@ -468,8 +468,8 @@ func TestLikelyCause(t *testing.T) {
 		{"nothing explained", 0, 0, 0, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := LikelyCause(Match{Explained: tc.explained, Broken: tc.broken}, tc.mismatches); got != tc.want {
-				t.Errorf("LikelyCause = %v, want %v", got, tc.want)
+			if got := likelyCause(Match{Explained: tc.explained, Broken: tc.broken}, tc.mismatches); got != tc.want {
+				t.Errorf("likelyCause = %v, want %v", got, tc.want)
 			}
 		})
 	}
