@@ -115,7 +115,7 @@ func BenchmarkCopy(b *testing.B) {
 
 // BenchmarkUnary times the tensor form of each unary kernel over benchN
 // float32 inputs (4 bytes read, 1 byte written per element), launched as
-// the engine launches it (UnaryGrid). torch's .to(float8_*) on the same
+// the engine launches it (unaryGrid). torch's .to(float8_*) on the same
 // size is conformance/harness/torch/bandwidth.py; run both in one device
 // run to compare (docs/rationale/cuda.md).
 func BenchmarkUnary(b *testing.B) {
@@ -141,7 +141,7 @@ func BenchmarkUnary(b *testing.B) {
 		}
 		b.Run(k.Name, func(b *testing.B) {
 			for i := 0; i < b.N; i++ {
-				ms, err := d.Time(ctx, 20, k.Name, UnaryGrid(benchN), Dims{256, 1, 1}, 0, in, out, uint64(benchN))
+				ms, err := d.Time(ctx, 20, k.Name, unaryGrid(benchN), Dims{256, 1, 1}, 0, in, out, uint64(benchN))
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -229,7 +229,7 @@ func BenchmarkBlocks(b *testing.B) {
 		// time from L2; the weights are counted once: fp16 in, 4-bit
 		// qweight, fp16 scales and int32 qzeros (group 128) out.
 		{"awq_forge_pack", 2*n + n/2 + n/64 + n/256, copyBW16, []Step{
-			{Kernel: "awq_forge_pack", Grid: awqGrid(cols, rows/128), Block: Dims{AWQThreads, 1, 1},
+			{Kernel: "awq_forge_pack", Grid: awqGrid(cols, rows/128), Block: Dims{awqThreads, 1, 1},
 				Args: []any{wh, uint64(rows), uint64(cols), uint64(128), qw, qz, sc, bad}},
 		}},
 	}
@@ -353,7 +353,7 @@ func BenchmarkGEMV(b *testing.B) {
 		for _, rows := range []int{2, 4} {
 			steps := make([]Step, rot)
 			for r := range steps {
-				steps[r] = Step{Kernel: "gemv_mxfp4_q8_1", Grid: Dims{(n + rows - 1) / rows, 1, 1}, Block: Dims{MMVQThreads, 1, 1},
+				steps[r] = Step{Kernel: "gemv_mxfp4_q8_1", Grid: Dims{(n + rows - 1) / rows, 1, 1}, Block: Dims{mmvqThreads, 1, 1},
 					Args: []any{ws[r], act, uint64(n), uint64(nb), uint32(1), uint32(rows), y}}
 			}
 			b.Run(fmt.Sprintf("rows=%d/l2warm", rows), func(b *testing.B) {
@@ -449,13 +449,13 @@ func benchSparseGEMV(b *testing.B, d *Device, e, na, k, n int, random bool, repo
 	if err != nil {
 		b.Fatal(err)
 	}
-	kt := k / V7TileK
+	kt := k / v7TileK
 	part, _ := bufs.Alloc(int64(2 * na * kt * n))
 	y, _ := bufs.Alloc(int64(2 * na * n))
 	grid := v7Grid(n, k, na, v7Tiles(n, k, na, d.sms))
 	counters, _ := bufs.Zeros(int64(4 * na * grid.X))
 	step := func(comp, meta, scales, global Buffer) Step {
-		return Step{Kernel: "sp24_gemv_v7", Grid: grid, Block: Dims{V7Threads, 1, 1},
+		return Step{Kernel: "sp24_gemv_v7", Grid: grid, Block: Dims{v7Threads, 1, 1},
 			Args: []any{comp, meta, scales, global, act, uint64(k), ex, uint64(k), uint64(n), uint64(16), uint32(1),
 				uint64(V7ReduceWidth), part, counters, y}}
 	}

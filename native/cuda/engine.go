@@ -122,7 +122,7 @@ func (l launcher) Launch(ctx context.Context, k gate.Kernel, p ops.Params, in op
 // Range runs the unary kernel's range form: the inputs are generated on
 // the GPU.
 func (l launcher) Range(ctx context.Context, k gate.Kernel, start uint32, out []byte) error {
-	return l.d.RangeInto(ctx, k.Name+"_range", start, out)
+	return l.d.rangeInto(ctx, k.Name+"_range", start, out)
 }
 
 // Tensor plumbing shared by the op runners.
@@ -154,7 +154,7 @@ func runUnaryOp(ctx context.Context, d *Device, k gate.Kernel, p ops.Params, in 
 			return nil, err
 		}
 		defer d.Free(ctx, bo)
-		if err := d.Launch(ctx, k.Name, UnaryGrid(int64(n)), Dims{256, 1, 1}, 0, bx, bo, uint64(n)); err != nil {
+		if err := d.Launch(ctx, k.Name, unaryGrid(int64(n)), Dims{256, 1, 1}, 0, bx, bo, uint64(n)); err != nil {
 			return nil, err
 		}
 		if err := d.Download(ctx, codes, bo); err != nil {
