@@ -5,7 +5,6 @@ package cuda
 import (
 	"context"
 	"fmt"
-	"maps"
 	"strings"
 
 	"github.com/bitexact/bitexact/conformance/gate"
@@ -70,19 +69,6 @@ var kernels = gate.Table[*Device]{
 // Kernels lists every kernel with its claim.
 var Kernels = kernels.Kernels()
 
-// opDefaults are refimpl/ops' parameter defaults (ops.Op.Defaults) of the
-// ops the kernels claim, so that a case leaving a parameter out selects
-// the kernel of the default (e2m1.encode's profile: nvidia).
-func opDefaults() map[string]map[string]string {
-	m := map[string]map[string]string{}
-	for _, k := range Kernels {
-		if op, err := ops.Lookup(k.Op); err == nil && len(op.Defaults) > 0 {
-			m[k.Op] = maps.Clone(op.Defaults)
-		}
-	}
-	return m
-}
-
 func acceptsV7(p ops.Params) bool {
 	_, _, err := v7Config(p)
 	return err == nil
@@ -98,7 +84,7 @@ func acceptsMMVQ(p ops.Params) bool {
 // each conversion on its kernel's _range form, computed on the GPU (an
 // exhaustive.Unary).
 func NewEngine(d *Device) gate.Engine {
-	return gate.Engine{Backend: launcher{d}, Defaults: opDefaults()}
+	return gate.Engine{Backend: launcher{d}}
 }
 
 // launcher is the gate.Backend of the CUDA kernels on a Device.
