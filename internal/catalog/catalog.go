@@ -54,6 +54,7 @@ var families = []func() ([]Inputs, []Case){
 	blocksCatalog,
 	nvfp4EdgeCatalog,
 	gemvCraftedCatalog,
+	separationCatalog,
 }
 
 // All returns every input set and case of the catalogue, in the order of

@@ -22,7 +22,7 @@ import (
 // order and not in another. TestGEMVCasesDiscriminate asserts the effect.
 const (
 	crMxN, crMxK = 64, 4096 // 2 half-blocks per mmvq lane: the smallest K at which a lane accumulates
-	crSpE, crSpA = 2, 2
+	crSpE, crSpA = 3, 3     // more than two active experts, as every MoE task has
 	crSpK, crSpN = 512, 128 // 8 tiles of 64: within the strided4 model's range
 	crAwIC       = 1024
 	crAwOC       = 64
@@ -120,7 +120,7 @@ func gemvCraftedCatalog() ([]Inputs, []Case) {
 	t.addInputs(Inputs{
 		Name: "gemv.sparse_fp4.crafted",
 		Description: fmt.Sprintf("discriminates fused from unfused sum*scale and strided4 from sequential tile reduction: E=%d, A=%d, K=%d (8 tiles of 64), N=%d, "+
-			"experts [1, 0], global = 2^-4 * (1 + 23 random bits), scales E4M3 in 0x30..0x3F. "+
+			"experts [1, 0, 2], global = 2^-4 * (1 + 23 random bits), scales E4M3 in 0x30..0x3F. "+
 			"Tile 4 repeats tile 0 (act and scales) with negated weights (comp xor 0x88) and act ~2^11, so the fp16 tile partials 0 and 4 cancel exactly "+
 			"in strided4's accumulator 0 but absorb the other tiles' partials in a sequential reduction. In every other tile, groups 0-5 have act ~2^-9 "+
 			"(the residue) and group 7 repeats group 6's act (~2^8) with negated weights, so the tile keeps the rounding error of group 6's sum*scale "+
@@ -197,7 +197,7 @@ func gemvCraftedCatalog() ([]Inputs, []Case) {
 				"scales":  scales,
 				"global":  tensor.FromF32([]int{E}, glob),
 				"act":     tensor.FromBits16(tensor.F16, []int{A, K}, act),
-				"experts": tensor.FromI32([]int{A}, []int32{1, 0}),
+				"experts": tensor.FromI32([]int{A}, []int32{1, 0, 2}),
 			}, nil
 		},
 	})
