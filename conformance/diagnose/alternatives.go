@@ -57,10 +57,10 @@ func withParams(base ops.Params, over map[string]string) ops.Params {
 	return p
 }
 
-// alternatives lists the alternatives tried for suite s when diagnosing
+// Alternatives lists the alternatives tried for suite s when diagnosing
 // against profile against.
-func alternatives(s *suite.Suite, against string) []alternative {
-	var alts []alternative
+func Alternatives(s *suite.Suite, against string) []Alternative {
+	var alts []Alternative
 	// 1. Every other named profile of the suite, on every task: from the
 	// golden outputs where the set has them, else through the reference.
 	for _, p := range s.Profiles {
@@ -68,7 +68,7 @@ func alternatives(s *suite.Suite, against string) []alternative {
 			continue
 		}
 		p := p
-		alts = append(alts, alternative{Class: "profile:" + p, Doc: profileDoc(s.Op, p),
+		alts = append(alts, Alternative{Class: "profile:" + p, Doc: profileDoc(s.Op, p),
 			Compute: func(s *suite.Suite, t Task) (ops.Tensors, bool, error) {
 				if e, ok := t.Expected[p]; ok {
 					return e, true, nil
@@ -89,9 +89,9 @@ func alternatives(s *suite.Suite, against string) []alternative {
 	case "e2m1.encode", "fp8.encode", "bf16.encode", "fp16.encode":
 		alts = append(alts, unaryAlternatives()...)
 	}
-	alts = append(alts, alternative{Class: "ftz-inputs", Doc: "float32 subnormal inputs flushed to zero (FTZ/DAZ) before the reference computation",
+	alts = append(alts, Alternative{Class: "ftz-inputs", Doc: "float32 subnormal inputs flushed to zero (FTZ/DAZ) before the reference computation",
 		Compute: ftzInputs})
-	alts = append(alts, alternative{Class: "nibble-swap", Doc: "the two E2M1 codes of each byte swapped (element 2i in the high nibble)",
+	alts = append(alts, Alternative{Class: "nibble-swap", Doc: "the two E2M1 codes of each byte swapped (element 2i in the high nibble)",
 		Compute: nibbleSwap})
 	switch s.Op {
 	case "nvfp4.quantize":
@@ -106,12 +106,12 @@ func alternatives(s *suite.Suite, against string) []alternative {
 		alts = append(alts, awqStepAlternatives()...)
 	case "sparse24.compress":
 		alts = append(alts,
-			alternative{Class: "sparse24-indices-swapped", Doc: "the two 2-bit indices of each metadata nibble swapped (i1 | i0<<2), values in ascending order",
+			Alternative{Class: "sparse24-indices-swapped", Doc: "the two 2-bit indices of each metadata nibble swapped (i1 | i0<<2), values in ascending order",
 				Compute: func(s *suite.Suite, t Task) (ops.Tensors, bool, error) { return sparseMeta(t, false) }},
-			alternative{Class: "sparse24-descending", Doc: "kept pairs stored in descending index order: metadata indices and value nibbles both swapped",
+			Alternative{Class: "sparse24-descending", Doc: "kept pairs stored in descending index order: metadata indices and value nibbles both swapped",
 				Compute: func(s *suite.Suite, t Task) (ops.Tensors, bool, error) { return sparseMeta(t, true) }})
 	case "ggml.mxfp4.quantize":
-		alts = append(alts, alternative{Class: "llama-adjacent-pairs", Doc: "block_mxfp4 qs packed as adjacent pairs (q[2j] | q[2j+1]<<4) instead of llama.cpp's split halves (q[j] | q[j+16]<<4)",
+		alts = append(alts, Alternative{Class: "llama-adjacent-pairs", Doc: "block_mxfp4 qs packed as adjacent pairs (q[2j] | q[2j+1]<<4) instead of llama.cpp's split halves (q[j] | q[j+16]<<4)",
 			Compute: ggmlAdjacent})
 	}
 	return append(alts, coverageAlternatives(s)...)
@@ -134,8 +134,8 @@ func has16BitOutputs(s *suite.Suite) bool {
 
 // widenedAlternatives are the claimed profile's and every other profile's
 // outputs with their 16-bit float tensors written as float32.
-func widenedAlternatives(s *suite.Suite, against string) []alternative {
-	alts := []alternative{{Class: "written-as-f32",
+func widenedAlternatives(s *suite.Suite, against string) []Alternative {
+	alts := []Alternative{{Class: "written-as-f32",
 		Doc:     "the claimed profile's fp16/bf16 outputs, each value widened to float32: the kernel computes the claim; write the results file's tensor in its 16-bit dtype",
 		Compute: func(s *suite.Suite, t Task) (ops.Tensors, bool, error) { return widened(t.Reference) }}}
 	for _, p := range s.Profiles {
@@ -143,7 +143,7 @@ func widenedAlternatives(s *suite.Suite, against string) []alternative {
 			continue
 		}
 		p := p
-		alts = append(alts, alternative{Class: "written-as-f32:profile:" + p,
+		alts = append(alts, Alternative{Class: "written-as-f32:profile:" + p,
 			Doc: "the fp16/bf16 outputs of " + profileDoc(s.Op, p) + ", each value widened to float32: the kernel computes that profile; claim it and write the results file's tensor in its 16-bit dtype",
 			Compute: func(s *suite.Suite, t Task) (ops.Tensors, bool, error) {
 				out, ok := t.Expected[p]
@@ -319,11 +319,11 @@ func tieTo(away bool) func(cf codeFormat, x float32, c uint16) uint16 {
 	}
 }
 
-func unaryAlternatives() []alternative {
+func unaryAlternatives() []Alternative {
 	wrap := func(f func(cf codeFormat, x float32, c uint16) uint16) func(*suite.Suite, Task) (ops.Tensors, bool, error) {
 		return func(s *suite.Suite, t Task) (ops.Tensors, bool, error) { return mapCodes(s, t, f) }
 	}
-	return []alternative{
+	return []Alternative{
 		{Class: "ties-away", Doc: "exact midpoints rounded away from zero instead of to even", Compute: wrap(tieTo(true))},
 		{Class: "ties-toward-zero", Doc: "exact midpoints rounded toward zero instead of to even", Compute: wrap(tieTo(false))},
 		{Class: "truncation", Doc: "round toward zero (truncation, e.g. the top 16 bits of a float32 for bf16) instead of to nearest", Compute: wrap(func(cf codeFormat, x float32, c uint16) uint16 {
@@ -458,14 +458,14 @@ var blockScaleRules = map[nvfp4.BlockScaleRule]string{
 	nvfp4.DivSixTimesPerTensor: "div6-times-pertensor: amax / (6 * p)",
 }
 
-func nvfp4Alternatives(against string) []alternative {
+func nvfp4Alternatives(against string) []Alternative {
 	base, err := nvfp4.LookupRecipe(strings.SplitN(strings.TrimPrefix(against, "recipe="), ",", 2)[0])
 	if err != nil {
 		base = nvfp4.Canonical
 	}
-	var alts []alternative
+	var alts []Alternative
 	add := func(class, doc string, r nvfp4.Recipe) {
-		alts = append(alts, alternative{Class: class, Doc: doc, Compute: func(s *suite.Suite, t Task) (ops.Tensors, bool, error) {
+		alts = append(alts, Alternative{Class: class, Doc: doc, Compute: func(s *suite.Suite, t Task) (ops.Tensors, bool, error) {
 			return nvfp4Run(t, r)
 		}})
 	}
@@ -509,14 +509,14 @@ func nvfp4Alternatives(against string) []alternative {
 	// nvfp4Steps: a block-scale cast that truncates, and the element
 	// division x/d done as x*(1/d).
 	alts = append(alts,
-		alternative{Class: "scale-cast:rz", Doc: "E4M3 block-scale cast rounding toward zero (truncating) instead of to nearest even; overflow to 448",
+		Alternative{Class: "scale-cast:rz", Doc: "E4M3 block-scale cast rounding toward zero (truncating) instead of to nearest even; overflow to 448",
 			Compute: func(s *suite.Suite, t Task) (ops.Tensors, bool, error) { return nvfp4Steps(t, base, true, false) }})
 	if base.Element == nvfp4.DivDequantScale {
-		alts = append(alts, alternative{Class: "element-rule:mul-rcp-d", Doc: "element scaling x * float32(1/d) with d = float32(s/g), instead of x / d",
+		alts = append(alts, Alternative{Class: "element-rule:mul-rcp-d", Doc: "element scaling x * float32(1/d) with d = float32(s/g), instead of x / d",
 			Compute: func(s *suite.Suite, t Task) (ops.Tensors, bool, error) { return nvfp4Steps(t, base, false, true) }})
 	}
 	if base.PerTensor == nvfp4.EncodeScale {
-		alts = append(alts, alternative{Class: "per-tensor-rule:rcp-of-decode", Doc: "per-tensor value 1/float32(amax/2688), the reciprocal of the decode scale, instead of float32(2688/amax)",
+		alts = append(alts, Alternative{Class: "per-tensor-rule:rcp-of-decode", Doc: "per-tensor value 1/float32(amax/2688), the reciprocal of the decode scale, instead of float32(2688/amax)",
 			Compute: func(s *suite.Suite, t Task) (ops.Tensors, bool, error) {
 				return nvfp4StepsGlobal(t, base, false, false, func(amax float32) float32 {
 					g := 1 / (amax / nvfp4.GlobalNumerator)
@@ -696,12 +696,12 @@ func nvfp4StepsGlobal(t Task, r nvfp4.Recipe, rz, rcp bool, global func(amax flo
 }
 
 // MXFP4: every named mode x E2M1 profile through the registered op.
-func mxfp4Alternatives() []alternative {
-	var alts []alternative
+func mxfp4Alternatives() []Alternative {
+	var alts []Alternative
 	for _, mode := range []string{"floor", "ceil", "even", "rceil"} {
 		for _, p := range []string{"nvidia", "sw-sm121", "ml_dtypes", "ties-away", "ties-toward-zero", "ggml"} {
 			mode, p := mode, p
-			alts = append(alts, alternative{Class: fmt.Sprintf("mxfp4:mode=%s,profile=%s", mode, p),
+			alts = append(alts, Alternative{Class: fmt.Sprintf("mxfp4:mode=%s,profile=%s", mode, p),
 				Doc: fmt.Sprintf("E8M0 scale mode %s with E2M1 elements as profile %s", mode, p),
 				Compute: func(s *suite.Suite, t Task) (ops.Tensors, bool, error) {
 					out, err := ops.Run(s.Op, withParams(ops.Params(t.Task.Params), map[string]string{"mode": mode, "profile": p}), t.Inputs)
@@ -717,7 +717,7 @@ func mxfp4Alternatives() []alternative {
 
 // AWQ packing: the claimed layout with its nibble order or zero offset
 // changed.
-func awqAlternatives() []alternative {
+func awqAlternatives() []Alternative {
 	run := func(t Task, edit func(l *awq.Layout) bool) (ops.Tensors, bool, error) {
 		l, err := awq.LayoutByName(t.Params.Get("layout", "awq"))
 		if err != nil {
@@ -751,7 +751,7 @@ func awqAlternatives() []alternative {
 		}
 		return awq.OrderAWQ
 	}
-	return []alternative{
+	return []Alternative{
 		{Class: "awq-nibble-order", Doc: "weight and zero nibbles in the other order (AWQ interleaved [0,2,4,6,1,3,5,7] vs sequential)",
 			Compute: func(s *suite.Suite, t Task) (ops.Tensors, bool, error) {
 				return run(t, func(l *awq.Layout) bool {
@@ -793,7 +793,7 @@ func awqAlternatives() []alternative {
 // points stored minus one (modulo 16, as a 4-bit field holds it).
 // AutoAWQ's repack values are packed unmasked, as its from_linear does
 // (awq.Quantized.PackAutoAWQ).
-func awqQuantizeAlternatives() []alternative {
+func awqQuantizeAlternatives() []Alternative {
 	run := func(t Task, wOrder, zOrder [8]int, zOff int) (ops.Tensors, bool, error) {
 		qz, err := awq.QuantizerByName(t.Params.Get("quantizer", "forge"))
 		w, ok := t.Inputs["w"]
@@ -830,7 +830,7 @@ func awqQuantizeAlternatives() []alternative {
 		return ops.Tensors{"qweight": packWords(vals, ic, oc, wOrder), "qzeros": packWords(zs, ic/g, oc, zOrder), "scales": sc}, true, nil
 	}
 	awqO, seq := awq.OrderAWQ, awq.OrderSequential
-	return []alternative{
+	return []Alternative{
 		{Class: "awq-nibble-order", Doc: "weight and zero nibbles packed sequentially instead of in the AWQ order [0,2,4,6,1,3,5,7]",
 			Compute: func(s *suite.Suite, t Task) (ops.Tensors, bool, error) { return run(t, seq, seq, 0) }},
 		{Class: "awq-weight-nibble-order", Doc: "weight nibbles only packed sequentially instead of in the AWQ order [0,2,4,6,1,3,5,7]",
@@ -903,11 +903,11 @@ func ggmlAdjacent(s *suite.Suite, t Task) (ops.Tensors, bool, error) {
 	return ops.Tensors{"blocks": {DType: b.DType, Shape: b.Shape, Logical: b.Logical, Data: d}}, true, nil
 }
 
-// Classes lists every class name alternatives can produce for s, sorted
+// Classes lists every class name Alternatives can produce for s, sorted
 // (for documentation and tests).
 func Classes(s *suite.Suite, against string) []string {
 	var n []string
-	for _, a := range alternatives(s, against) {
+	for _, a := range Alternatives(s, against) {
 		n = append(n, a.Class)
 	}
 	sort.Strings(n)

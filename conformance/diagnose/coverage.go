@@ -31,10 +31,10 @@ var dequantOps = map[string]bool{
 
 // coverageAlternatives are the classes of the decoders, dequantizers,
 // unpack and layout ops of suite s.
-func coverageAlternatives(s *suite.Suite) []alternative {
-	var alts []alternative
+func coverageAlternatives(s *suite.Suite) []Alternative {
+	var alts []Alternative
 	if decodeOps[s.Op] {
-		alts = append(alts, alternative{Class: "negative-zero-cleared", Doc: "results of magnitude zero always +0 (a value table or integer LUT with +0 at the -0 code, as ggml's kvalues_mxfp4)",
+		alts = append(alts, Alternative{Class: "negative-zero-cleared", Doc: "results of magnitude zero always +0 (a value table or integer LUT with +0 at the -0 code, as ggml's kvalues_mxfp4)",
 			Compute: floatOutputs(func(f floatFormat, b uint32) uint32 {
 				if b == f.sign {
 					return 0
@@ -44,7 +44,7 @@ func coverageAlternatives(s *suite.Suite) []alternative {
 		// E2M1 has no NaN; E2M1 and FP8 values are all normal float32s:
 		// these two would equal the reference on every input.
 		if s.Op != "e2m1.decode" {
-			alts = append(alts, alternative{Class: "nan-sign-cleared", Doc: "every NaN result is the positive canonical NaN (0x7fc00000 / 0x7e00): the decoder drops the code's sign",
+			alts = append(alts, Alternative{Class: "nan-sign-cleared", Doc: "every NaN result is the positive canonical NaN (0x7fc00000 / 0x7e00): the decoder drops the code's sign",
 				Compute: floatOutputs(func(f floatFormat, b uint32) uint32 {
 					if b&^f.sign > f.inf {
 						return f.qnan
@@ -53,7 +53,7 @@ func coverageAlternatives(s *suite.Suite) []alternative {
 				})})
 		}
 		if s.Op != "e2m1.decode" && s.Op != "fp8.decode" {
-			alts = append(alts, alternative{Class: "ftz-outputs", Doc: "subnormal results flushed to zero of the same sign (FTZ on the output, or a decoder that builds the float from the exponent bits alone: 2^-127 -> 0)",
+			alts = append(alts, Alternative{Class: "ftz-outputs", Doc: "subnormal results flushed to zero of the same sign (FTZ on the output, or a decoder that builds the float from the exponent bits alone: 2^-127 -> 0)",
 				Compute: floatOutputs(func(f floatFormat, b uint32) uint32 {
 					if b&f.inf == 0 {
 						return b & f.sign
@@ -63,7 +63,7 @@ func coverageAlternatives(s *suite.Suite) []alternative {
 		}
 	}
 	if dequantOps[s.Op] {
-		alts = append(alts, alternative{Class: "f16-arithmetic",
+		alts = append(alts, Alternative{Class: "f16-arithmetic",
 			Doc: "each float32 result rounded to fp16 (nearest even, NaN as the canonical fp16 NaN 0x7FFF) and widened: the product computed in half precision (llama.cpp's GGML_CUDA_F16 __hmul2 dequantize path)",
 			Compute: floatOutputs(func(f floatFormat, b uint32) uint32 {
 				x := math.Float32frombits(b)
@@ -77,36 +77,36 @@ func coverageAlternatives(s *suite.Suite) []alternative {
 	switch s.Op {
 	case "e2m1.decode", "fp8.decode":
 		alts = append(alts,
-			alternative{Class: "subnormals-as-normal", Doc: "codes of exponent field 0 (zeros and subnormals) decoded with the normal formula 2^(0-bias)*(1+m/2^M), as a decoder without the subnormal branch does",
+			Alternative{Class: "subnormals-as-normal", Doc: "codes of exponent field 0 (zeros and subnormals) decoded with the normal formula 2^(0-bias)*(1+m/2^M), as a decoder without the subnormal branch does",
 				Compute: func(s *suite.Suite, t Task) (ops.Tensors, bool, error) { return naiveDecode(s, t, true, false) }},
-			alternative{Class: "nan-as-finite", Doc: "NaN (and E5M2 infinity) codes decoded with the normal formula as finite values (E4M3 0x7F -> 480), as a decoder without the special-value branch does",
+			Alternative{Class: "nan-as-finite", Doc: "NaN (and E5M2 infinity) codes decoded with the normal formula as finite values (E4M3 0x7F -> 480), as a decoder without the special-value branch does",
 				Compute: func(s *suite.Suite, t Task) (ops.Tensors, bool, error) { return naiveDecode(s, t, false, true) }})
 	case "ggml.mxfp4.dequantize":
-		alts = append(alts, alternative{Class: "llama-adjacent-pairs", Doc: "block_mxfp4 qs read as adjacent pairs (element 2j from the low nibble of qs[j], 2j+1 from its high nibble) instead of llama.cpp's split halves (j and j+16)",
+		alts = append(alts, Alternative{Class: "llama-adjacent-pairs", Doc: "block_mxfp4 qs read as adjacent pairs (element 2j from the low nibble of qs[j], 2j+1 from its high nibble) instead of llama.cpp's split halves (j and j+16)",
 			Compute: ggmlAdjacentRead})
 	case "awq.unpack", "awq.dequantize":
 		alts = append(alts,
-			alternative{Class: "awq-nibble-order", Doc: "words read in sequential nibble order (nibble p -> column 8j+p) instead of AWQ's [0,2,4,6,1,3,5,7]",
+			Alternative{Class: "awq-nibble-order", Doc: "words read in sequential nibble order (nibble p -> column 8j+p) instead of AWQ's [0,2,4,6,1,3,5,7]",
 				Compute: func(s *suite.Suite, t Task) (ops.Tensors, bool, error) { return awqReadAs(s, t, true, 0) }},
-			alternative{Class: "gptq-zero-plus-one", Doc: "stored zero points read plus one, modulo 16 (the GPTQ v1 convention's z+1 applied to an AWQ checkpoint)",
+			Alternative{Class: "gptq-zero-plus-one", Doc: "stored zero points read plus one, modulo 16 (the GPTQ v1 convention's z+1 applied to an AWQ checkpoint)",
 				Compute: func(s *suite.Suite, t Task) (ops.Tensors, bool, error) { return awqReadAs(s, t, false, 1) }})
 	case "sparse24.select":
 		alts = append(alts,
-			alternative{Class: "sparse24-indices-swapped", Doc: "the two 2-bit indices of each metadata nibble swapped (i1 | i0<<2)",
+			Alternative{Class: "sparse24-indices-swapped", Doc: "the two 2-bit indices of each metadata nibble swapped (i1 | i0<<2)",
 				Compute: selectIndicesSwapped},
-			alternative{Class: "sparse24-ties-higher-index", Doc: "among equal magnitudes the higher index is kept (an unstable top-k, or a >= comparison)",
+			Alternative{Class: "sparse24-ties-higher-index", Doc: "among equal magnitudes the higher index is kept (an unstable top-k, or a >= comparison)",
 				Compute: selectTiesHigher})
 	case "sparse24.decompress":
-		alts = append(alts, alternative{Class: "sparse24-indices-swapped", Doc: "the two indices of each metadata nibble read swapped, or equally the two value nibbles of each kept pair read swapped",
+		alts = append(alts, Alternative{Class: "sparse24-indices-swapped", Doc: "the two indices of each metadata nibble read swapped, or equally the two value nibbles of each kept pair read swapped",
 			Compute: func(s *suite.Suite, t Task) (ops.Tensors, bool, error) {
 				return rerunWith(s, t, "meta", func(b byte) byte { return swapIdx(b&15) | swapIdx(b>>4)<<4 })
 			}},
-			alternative{Class: "sparse24-meta-nibble-swap", Doc: "the two group nibbles of each metadata byte read swapped (group 2p from the high nibble)",
+			Alternative{Class: "sparse24-meta-nibble-swap", Doc: "the two group nibbles of each metadata byte read swapped (group 2p from the high nibble)",
 				Compute: func(s *suite.Suite, t Task) (ops.Tensors, bool, error) {
 					return rerunWith(s, t, "meta", func(b byte) byte { return b<<4 | b>>4 })
 				}})
 	case "sparse24.compress":
-		alts = append(alts, alternative{Class: "sparse24-meta-nibble-swap", Doc: "the two group nibbles of each metadata byte swapped (group 2p in the high nibble)",
+		alts = append(alts, Alternative{Class: "sparse24-meta-nibble-swap", Doc: "the two group nibbles of each metadata byte swapped (group 2p in the high nibble)",
 			Compute: func(s *suite.Suite, t Task) (ops.Tensors, bool, error) {
 				m, ok := t.Reference["meta"]
 				if !ok {

@@ -155,7 +155,7 @@ func TestDecodeTransforms(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, a := range alternatives(s, "default") {
+		for _, a := range Alternatives(s, "default") {
 			if a.Class != class {
 				continue
 			}

@@ -35,8 +35,8 @@ type Task struct {
 	Observed ops.Tensors
 }
 
-// alternative is one alternative behaviour.
-type alternative struct {
+// Alternative is one alternative behaviour.
+type Alternative struct {
 	// Class is a stable identifier ("profile:nosat", "nibble-swap",
 	// "ties-away", "element-rule:mul-rcp").
 	Class string
@@ -99,7 +99,7 @@ func Run(s *suite.Suite, against string, tasks []Task) (Diagnosis, error) {
 	for _, t := range tasks {
 		d.Mismatches += countDiff(t.Reference, t.Observed)
 	}
-	alts := alternatives(s, against)
+	alts := Alternatives(s, against)
 	d.Tried = len(alts)
 	var partial []Match
 	for _, a := range alts {

@@ -69,7 +69,7 @@ func TestUnaryTransforms(t *testing.T) {
 		{"fp16 tie 1+3*2^-11 toward zero", fp16, "ties-toward-zero", 1 + 3*0x1p-11, 0x3c02, 0x3c01},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var alt *alternative
+			var alt *Alternative
 			for _, a := range unaryAlternatives() {
 				if a.Class == tc.class {
 					a := a

@@ -13,22 +13,22 @@ import (
 // torchao to_blocked and CUTLASS for the 128x4 swizzle; vLLM's AWQ
 // kernels for the zero point).
 
-func layoutAlternatives(s *suite.Suite) []alternative {
+func layoutAlternatives(s *suite.Suite) []Alternative {
 	switch s.Op {
 	case "sparse24.reorder_meta":
-		return []alternative{
+		return []Alternative{
 			{Class: "cutlass-reorder-no-swap", Doc: "the CUTLASS metadata reorder without its 2x2 swap of (even row, odd column) and (odd row, even column) elements",
 				Compute: func(s *suite.Suite, t Task) (ops.Tensors, bool, error) { return reorderAs(t, false, false) }},
 			{Class: "cutlass-reorder-other-grouping", Doc: "the metadata reordered with the other operand width's row grouping (16 rows, interweave 2 for 16-bit metadata; 32 and 4 for 32-bit)",
 				Compute: func(s *suite.Suite, t Task) (ops.Tensors, bool, error) { return reorderAs(t, true, true) }},
 		}
 	case "sparse24.unreorder_meta":
-		return []alternative{
+		return []Alternative{
 			{Class: "cutlass-reorder-no-swap", Doc: "the inverse CUTLASS metadata reorder without its 2x2 swap",
 				Compute: unreorderNoSwap},
 		}
 	case "nvfp4.swizzle", "nvfp4.unswizzle":
-		var alts []alternative
+		var alts []Alternative
 		for _, v := range []struct{ class, doc string }{
 			{"swizzle-linear", "block scales row-major (rows padded to 128, columns to 4) where the 128x4 swizzle is expected, or read that way"},
 			{"swizzle-row-major-tile", "each 128x4 tile row-major (row m at (m%128)*4) instead of the 32x4x4 interleave (m%32)*16 + ((m/32)%4)*4"},
@@ -36,12 +36,12 @@ func layoutAlternatives(s *suite.Suite) []alternative {
 			{"swizzle-tile-count-floor", "the tile count along K taken as sfCols/4 rounded down instead of up: columns past the last whole group of 4 overlap the next tile row"},
 		} {
 			v := v
-			alts = append(alts, alternative{Class: v.class, Doc: v.doc,
+			alts = append(alts, Alternative{Class: v.class, Doc: v.doc,
 				Compute: func(s *suite.Suite, t Task) (ops.Tensors, bool, error) { return swizzleAs(s, t, v.class) }})
 		}
 		return alts
 	case "awq.dequantize":
-		return []alternative{
+		return []Alternative{
 			{Class: "awq-implicit-zero-8", Doc: "the stored zero points ignored for the implicit zero point 8 (the uint4b8 convention of Marlin and vLLM's moe_wna16 without zero points)",
 				Compute: func(s *suite.Suite, t Task) (ops.Tensors, bool, error) { return awqZerosAll(s, t, 0x88888888) }},
 			{Class: "awq-zero-not-subtracted", Doc: "w = u * s: the zero point never subtracted",

@@ -154,13 +154,13 @@ func awqForgeSteps(t Task, rz, rcp bool) (ops.Tensors, bool, error) {
 	}, true, nil
 }
 
-func mxfp4StepAlternatives() []alternative {
-	return []alternative{{Class: "scale-cast:rz", Doc: "E8M0 scale cast of amax/6 rounding toward zero (cvt.rz.satfinite.ue8m0x2 where the RCEIL recipe rounds up): exponent floor(log2(amax/6))",
+func mxfp4StepAlternatives() []Alternative {
+	return []Alternative{{Class: "scale-cast:rz", Doc: "E8M0 scale cast of amax/6 rounding toward zero (cvt.rz.satfinite.ue8m0x2 where the RCEIL recipe rounds up): exponent floor(log2(amax/6))",
 		Compute: mxfp4RZ}}
 }
 
-func awqStepAlternatives() []alternative {
-	return []alternative{
+func awqStepAlternatives() []Alternative {
+	return []Alternative{
 		{Class: "scale-cast:rz", Doc: "fp16 scale cast rounding toward zero (__float2half_rz) instead of to nearest even",
 			Compute: func(s *suite.Suite, t Task) (ops.Tensors, bool, error) { return awqForgeSteps(t, true, false) }},
 		{Class: "element-rule:mul-rcp-d", Doc: "weights scaled by w * float32(1/s) instead of w / s",
