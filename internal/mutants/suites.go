@@ -1023,9 +1023,8 @@ func ggmlE8M0Half(e uint8) float32 {
 func extraCatalog() []Mutant {
 	return []Mutant{
 		{Name: "gemv-mxfp4-e8m0-ff-finite", Suite: "gemv-mxfp4", Claim: "seq", Class: "",
-			NeedsInput: "a gemv-mxfp4 weight block whose E8M0 scale is 0xFF (issue 17 §2: codes 0x00 and 0xFF never appear in the GEMV weight blocks): the reference's row is then NaN, the mutant's finite whatever the activations",
-			Doc:        "MXFP4 x Q8_1 GEMV decoding the weight scale with GGML_E8M0_TO_FP32_HALF, which has no NaN (0xFF -> 2^127; ggml/src/ggml-impl.h, the CPU vec_dot_mxfp4_q8_0 path), where the reference follows CUDA >= 12.8's __nv_cvt_e8m0_to_bf16raw (0xFF -> NaN): outside the diagnosis library",
-			Run:        gemvMXFP4Seq(true)},
+			Doc: "MXFP4 x Q8_1 GEMV decoding the weight scale with GGML_E8M0_TO_FP32_HALF, which has no NaN (0xFF -> 2^127; ggml/src/ggml-impl.h, the CPU vec_dot_mxfp4_q8_0 path), where the reference follows CUDA >= 12.8's __nv_cvt_e8m0_to_bf16raw (0xFF -> NaN): outside the diagnosis library",
+			Run: gemvMXFP4Seq(true)},
 		{Name: "q8_1-cuda-round-half-even", Suite: "q8_1", Claim: "cuda", Class: "",
 			Doc: "block_q8_1 quants rounded half to even where quantize_q8_1 uses roundf (ties away), as ggml's AVX2 quantize_row_q8_1 rounds with _mm256_round_ps(v, _MM_ROUND_NEAREST) (ggml-quants.c, now ggml/src/ggml-cpu/arch/x86/quants.c): outside the diagnosis library",
 			Run: q81CUDA(math.RoundToEven)},
@@ -1050,8 +1049,7 @@ func extraCatalog() []Mutant {
 			Doc: "NVFP4 per-tensor value 1/(amax/2688) where 2688/amax is the recipe: the reciprocal of torchao's per_tensor_scale (torchao NVFP4Tensor), which rounds differently for about a quarter of amax values (issue 17 §2)",
 			Run: nvfp4ByHand(amaxIgnoreNaN, globalViaDecode)},
 		{Name: "mxfp4-dequantize-ff-as-2^128", Suite: "mxfp4-dequantize", Claim: "default", Class: "",
-			NeedsInput: "an mxfp4-dequantize task whose scales hold code 0xFF (a NaN block), e.g. mxfp4.random with scales[0][0] = 0xFF: the reference gives NaN for the block's 32 elements, the mutant ±Inf (NaN only at E2M1 codes ±0)",
-			Doc:        "MXFP4 scale 0xFF decoded as 2^128 = +Inf instead of NaN (a decoder building the float from code<<23, as ggml_e8m0_to_fp32 does with its NaN branch commented out): outside the diagnosis library",
+			Doc: "MXFP4 scale 0xFF decoded as 2^128 = +Inf instead of NaN (a decoder building the float from code<<23, as ggml_e8m0_to_fp32 does with its NaN branch commented out): outside the diagnosis library",
 			Run: func(p ops.Params, in ops.Tensors) (ops.Tensors, error) {
 				packed, scales := in["packed"], in["scales"]
 				m, k := packed.Shape[0], 2*packed.Shape[1]
