@@ -452,18 +452,18 @@ func (d *Device) Time(ctx context.Context, reps int, name string, grid, block Di
 	return ms, err
 }
 
-// Step is one kernel launch of a timed sequence.
-type Step struct {
+// launchStep is one kernel launch of a timed sequence.
+type launchStep struct {
 	Kernel      string
 	Grid, Block Dims
 	Shared      int
 	Args        []any
 }
 
-// TimeSteps launches the steps in order, reps times, between two CUDA
+// timeSteps launches the steps in order, reps times, between two CUDA
 // events and returns the mean milliseconds per repetition of the whole
 // sequence.
-func (d *Device) TimeSteps(ctx context.Context, reps int, steps ...Step) (float64, error) {
+func (d *Device) timeSteps(ctx context.Context, reps int, steps ...launchStep) (float64, error) {
 	type packed struct {
 		fn   cu.Function
 		ptrs []unsafe.Pointer
@@ -503,9 +503,9 @@ func (d *Device) TimeSteps(ctx context.Context, reps int, steps ...Step) (float6
 	return ms, err
 }
 
-// TimeCopy times a device-to-device copy of n bytes from src to dst,
+// timeCopy times a device-to-device copy of n bytes from src to dst,
 // the bandwidth yardstick of the benchmarks.
-func (d *Device) TimeCopy(ctx context.Context, reps int, dst, src Buffer, n int64) (float64, error) {
+func (d *Device) timeCopy(ctx context.Context, reps int, dst, src Buffer, n int64) (float64, error) {
 	if n > dst.n || n > src.n {
 		return 0, errors.New("cuda: copy larger than its buffers")
 	}

@@ -169,11 +169,11 @@ func sp24CompressBlock(transposed bool) Dims {
 const sp24MetaTableBytes = 32768
 
 // sp24MetaTable is the launch that fills the meta table for a tie rule.
-func sp24MetaTable(rule uint32, table Buffer) Step {
+func sp24MetaTable(rule uint32, table Buffer) launchStep {
 	// 256 blocks, where 64 made each thread loop over 2 entries: 4.65 us
 	// against 7.06 us for 64 blocks on an H100 (the launch sits in front of
 	// every compress). The table is the same for any grid.
-	return Step{Kernel: "sp24_meta_table", Grid: Dims{256, 1, 1}, Block: Dims{256, 1, 1}, Args: []any{rule, table}}
+	return launchStep{Kernel: "sp24_meta_table", Grid: Dims{256, 1, 1}, Block: Dims{256, 1, 1}, Args: []any{rule, table}}
 }
 
 // setLUT fills sparse24.cu's constant E4M3 table through sp24_fill_lut
