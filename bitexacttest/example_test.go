@@ -6,6 +6,7 @@ import (
 
 	"github.com/bitexact/bitexact/bitexacttest"
 	"github.com/bitexact/bitexact/refimpl/fp8"
+	"github.com/bitexact/bitexact/refimpl/half"
 	"github.com/bitexact/bitexact/refimpl/ops"
 )
 
@@ -80,4 +81,24 @@ func ExampleSuite() {
 	fmt.Println(r.Subject, r.Conforms)
 	// Output:
 	// nvfp4 recipe=canonical,swizzle=0 true
+}
+
+// A kernel that reads bfloat16 (or, with CheckUnaryFromFP16, IEEE
+// binary16) is held on all 2^16 input patterns, each expected to encode
+// as its exactly widened float32 value. In a _test.go file:
+//
+//	func TestBF16ToE4M3(t *testing.T) {
+//		bitexacttest.UnaryFromBF16(t, "e4m3/satfinite", encode)
+//	}
+func ExampleCheckUnaryFromBF16() {
+	encode := func(h uint16) uint8 {
+		return fp8.E4M3.Encode(half.DecodeBF16(h), fp8.Satfinite)
+	}
+	r, err := bitexacttest.CheckUnaryFromBF16("e4m3/satfinite", encode)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(r.Verdict())
+	// Output:
+	// e4m3/satfinite: CONFORMS on 65536 inputs (every bf16 input (2^16))
 }

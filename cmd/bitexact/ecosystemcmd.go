@@ -7,7 +7,7 @@ import (
 	"io"
 	"os"
 
-	"github.com/bitexact/bitexact/conformance/record"
+	"github.com/bitexact/bitexact/internal/record"
 )
 
 const ecosystemHelp = `

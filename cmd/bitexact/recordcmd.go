@@ -15,12 +15,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/bitexact/bitexact/conformance/record"
 	"github.com/bitexact/bitexact/golden/exhaustive"
+	"github.com/bitexact/bitexact/internal/record"
 )
 
 const recordHelp = `
-Record what a real implementation does (see conformance/record and
+Record what a real implementation does (see internal/record and
 conformance/harness/*/README.md).
 
 Stream mode reads the codes of all 2^32 float32 inputs, in input order,

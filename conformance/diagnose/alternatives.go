@@ -17,6 +17,7 @@ import (
 	"github.com/bitexact/bitexact/refimpl/nvfp4"
 	"github.com/bitexact/bitexact/refimpl/ops"
 	"github.com/bitexact/bitexact/refimpl/tensor"
+	"github.com/bitexact/bitexact/refimpl/unary"
 )
 
 // profileDoc describes profile p of op as the behaviour a kernel author
@@ -202,22 +203,36 @@ type codeFormat struct {
 	wide bool
 }
 
+// formatOf is the code format of a unary encode op's output, built from
+// refimpl/unary's fields (fp8.encode names its format in the required
+// "format" parameter; without it there is no format to diagnose in).
 func formatOf(op string, p ops.Params) (codeFormat, bool) {
+	var name, out string
 	switch op {
 	case "e2m1.encode":
-		return codeFormat{0x8, 0x7, 0x1, func(c uint16) float32 { return fp4.Decode(uint8(c)) }, "codes", false}, true
+		name, out = "e2m1", "codes"
 	case "fp8.encode":
-		f, err := fp8.LookupFormat(p.Get("format", "e4m3"))
-		if err != nil {
-			return codeFormat{}, false
-		}
-		return codeFormat{0x80, 0x7f, 1<<f.ManBits - 1, func(c uint16) float32 { return f.Decode(uint8(c)) }, "codes", false}, true
+		name, out = p.Get("format", ""), "codes"
 	case "bf16.encode":
-		return codeFormat{0x8000, 0x7fff, 0x7f, half.DecodeBF16, "y", true}, true
+		name, out = "bf16", "y"
 	case "fp16.encode":
-		return codeFormat{0x8000, 0x7fff, 0x3ff, half.DecodeFP16, "y", true}, true
+		name, out = "fp16", "y"
+	default:
+		return codeFormat{}, false
 	}
-	return codeFormat{}, false
+	f, err := unary.LookupFormat(name)
+	if err != nil || f.Fields.Sign != 1 {
+		return codeFormat{}, false
+	}
+	fl := f.Fields
+	return codeFormat{
+		sign:   1 << (fl.Exp + fl.Man),
+		mag:    1<<(fl.Exp+fl.Man) - 1,
+		man:    1<<fl.Man - 1,
+		decode: func(c uint16) float32 { return f.Decode(uint32(c)) },
+		out:    out,
+		wide:   fl.Bits() > 8,
+	}, true
 }
 
 func isFinite(v float32) bool { return !math.IsNaN(float64(v)) && !math.IsInf(float64(v), 0) }

@@ -9,7 +9,7 @@
 // output of every task exactly. A partial match is never called an
 // explanation; the best one is reported as a hint, with the number of
 // mismatching elements it accounts for, only when it is the likely cause
-// by the rule of LikelyCause.
+// by the rule of likelyCause.
 package diagnose
 
 import (
@@ -70,7 +70,7 @@ type Diagnosis struct {
 	Classes []Match `json:"classes,omitempty"`
 	// Partial is the best inexact alternative (most mismatches explained
 	// net of those broken), set only when no alternative is exact and it
-	// passes LikelyCause.
+	// passes likelyCause.
 	Partial *Match `json:"partial,omitempty"`
 	// Tried is the number of alternatives evaluated.
 	Tried int `json:"tried"`
@@ -137,20 +137,20 @@ func Run(s *suite.Suite, against string, tasks []Task) (Diagnosis, error) {
 	sort.SliceStable(partial, func(i, j int) bool {
 		return partial[i].Explained-partial[i].Broken > partial[j].Explained-partial[j].Broken
 	})
-	if !d.Explained && len(partial) > 0 && LikelyCause(partial[0], d.Mismatches) {
+	if !d.Explained && len(partial) > 0 && likelyCause(partial[0], d.Mismatches) {
 		d.Partial = &partial[0]
 	}
 	return d, nil
 }
 
-// LikelyCause is the rule for showing an inexact alternative as a hint:
+// likelyCause is the rule for showing an inexact alternative as a hint:
 // it reproduces at least three quarters of the mismatching elements and
 // changes no element the results got right. An alternative that breaks a correct
 // element computes something the kernel does not, and one that accounts
 // for a small share of the mismatches (FTZ on the few subnormal inputs of
 // a kernel wrong everywhere) says nothing about the rest, so either would
 // point at an unrelated class.
-func LikelyCause(m Match, mismatches int) bool {
+func likelyCause(m Match, mismatches int) bool {
 	return m.Broken == 0 && m.Explained > 0 && 4*m.Explained >= 3*mismatches
 }
 

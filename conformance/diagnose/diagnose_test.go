@@ -468,8 +468,8 @@ func TestLikelyCause(t *testing.T) {
 		{"nothing explained", 0, 0, 0, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := LikelyCause(Match{Explained: tc.explained, Broken: tc.broken}, tc.mismatches); got != tc.want {
-				t.Errorf("LikelyCause = %v, want %v", got, tc.want)
+			if got := likelyCause(Match{Explained: tc.explained, Broken: tc.broken}, tc.mismatches); got != tc.want {
+				t.Errorf("likelyCause = %v, want %v", got, tc.want)
 			}
 		})
 	}

@@ -47,10 +47,6 @@ var errNoKernel = errors.New("no kernel claims this case")
 // case) and an exhaustive.Unary (the 2^32 sweeps).
 type Engine struct {
 	Backend Backend
-	// Defaults are the ops' parameter defaults, op -> key -> value, so
-	// that a case leaving a parameter out selects the kernel of the
-	// default.
-	Defaults map[string]map[string]string
 }
 
 // Kernels lists the backend's kernels.
@@ -59,7 +55,7 @@ func (e Engine) Kernels() []Kernel { return e.Backend.Kernels() }
 // KernelFor returns the kernel that claims op under p, if any.
 func (e Engine) KernelFor(op string, p ops.Params) (Kernel, bool) {
 	for _, k := range e.Backend.Kernels() {
-		if k.Matches(op, p, e.Defaults[op]) {
+		if k.Matches(op, p) {
 			return k, true
 		}
 	}

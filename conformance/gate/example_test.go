@@ -14,10 +14,9 @@ import (
 func ExampleKernel_Matches() {
 	k := gate.Kernel{Name: "mxfp4_quantize", Op: "mxfp4.quantize", Params: ops.Params{"profile": "nvidia"},
 		Optional: map[string][]string{"mode": {"floor", "ceil", "even", "rceil"}}}
-	defaults := map[string]string{"profile": "nvidia"}
 	fmt.Println(k.Claim())
-	fmt.Println(k.Matches("mxfp4.quantize", ops.Params{"mode": "rceil"}, defaults))
-	fmt.Println(k.Matches("mxfp4.quantize", ops.Params{"mode": "nearest"}, defaults))
+	fmt.Println(k.Matches("mxfp4.quantize", ops.Params{"mode": "rceil"}))
+	fmt.Println(k.Matches("mxfp4.quantize", ops.Params{"mode": "nearest"}))
 	// Output:
 	// mxfp4.quantize profile=nvidia mode=floor|ceil|even|rceil
 	// true

@@ -49,14 +49,13 @@ func newBackend(profile string) gate.Engine {
 			Op: "e2m1.encode", Params: ops.Params{"profile": "nvidia"}}, Launch: e2m1As}},
 		computes: map[string]string{"e2m1_go": profile},
 	}
-	return gate.Engine{Backend: b, Defaults: map[string]map[string]string{"e2m1.encode": {"profile": "nvidia"}}}
+	return gate.Engine{Backend: b}
 }
 
 func TestMatches(t *testing.T) {
 	k := gate.Kernel{Name: "q", Op: "nvfp4.quantize", Params: ops.Params{"recipe": "canonical"},
 		Optional: map[string][]string{"swizzle": {"0", "1"}, "global": nil},
 		Accepts:  func(p ops.Params) bool { return p["global"] != "bad" }}
-	defaults := map[string]string{"recipe": "canonical"}
 	for _, c := range []struct {
 		name string
 		op   string
@@ -73,7 +72,7 @@ func TestMatches(t *testing.T) {
 		{"unknown parameter", "nvfp4.quantize", ops.Params{"extra": "1"}, false},
 		{"other op", "mxfp4.quantize", ops.Params{}, false},
 	} {
-		if got := k.Matches(c.op, c.p, defaults); got != c.want {
+		if got := k.Matches(c.op, c.p); got != c.want {
 			t.Errorf("%s: Matches(%s, %s) = %v, want %v", c.name, c.op, gate.ParamString(c.p), got, c.want)
 		}
 	}

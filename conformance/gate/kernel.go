@@ -25,7 +25,7 @@ type Kernel struct {
 	// Op is the refimpl/ops operation the kernel claims to implement, and
 	// Params the parameter values that select it: each must be present
 	// with that value, or absent with that value as the op's default
-	// (Engine.Defaults).
+	// (refimpl/ops Op.Defaults).
 	Op     string
 	Params ops.Params
 	// Optional lists the other parameters the kernel handles, with the
@@ -45,11 +45,16 @@ type Kernel struct {
 	Doc string
 }
 
-// Matches reports whether k claims op under parameters p, with defaults
-// the op's parameter defaults.
-func (k Kernel) Matches(op string, p ops.Params, defaults map[string]string) bool {
+// Matches reports whether k claims op under parameters p. A parameter p
+// leaves out has the op's default (refimpl/ops Op.Defaults), as the
+// reference computes it.
+func (k Kernel) Matches(op string, p ops.Params) bool {
 	if op != k.Op {
 		return false
+	}
+	var defaults ops.Params
+	if o, err := ops.Lookup(op); err == nil {
+		defaults = o.Defaults
 	}
 	for key, v := range k.Params {
 		got, ok := p[key]

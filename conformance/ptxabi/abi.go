@@ -32,42 +32,42 @@ type ABI struct {
 	Layout string
 }
 
-// GridStride is the launch shape every ABI uses.
-const GridStride = "1-D: blockDim (256,1,1), gridDim (min(ceil(W/256), 65535),1,1) for W work items; " +
+// gridStride is the launch shape every ABI uses.
+const gridStride = "1-D: blockDim (256,1,1), gridDim (min(ceil(W/256), 65535),1,1) for W work items; " +
 	"the kernel must loop `for (i = blockIdx.x*blockDim.x + threadIdx.x; i < W; i += gridDim.x*blockDim.x)` and write nothing else"
 
-// ABIs lists the kernel ABIs.
-func ABIs() []ABI {
+// abis lists the kernel ABIs.
+func abis() []ABI {
 	unary := func(format string) ABI {
 		return ABI{Name: "unary-" + format, Suite: format, Format: format,
 			DefaultClaim: map[string]string{"e4m3": "satfinite", "e5m2": "satfinite", "e8m0": "rz"}[format],
 			Signature:    `extern "C" __global__ void NAME(const float *x, unsigned char *out, unsigned long long n)`,
-			Launch:       GridStride + "; W = n",
+			Launch:       gridStride + "; W = n",
 			Layout:       "out[i] = " + strings.ToUpper(format) + " code of x[i], one code per byte"}
 	}
 	return []ABI{
 		{Name: "unary-e2m1", Suite: "e2m1", Format: "e2m1", Packed: true, DefaultClaim: "nvidia",
 			Signature: `extern "C" __global__ void NAME(const float *x, unsigned char *out, unsigned long long n)`,
-			Launch:    GridStride + "; W = n/2 (n is even)",
+			Launch:    gridStride + "; W = n/2 (n is even)",
 			Layout:    "out[i] = code(x[2i]) | code(x[2i+1]) << 4: two E2M1 codes per byte, element 2i in the low nibble (cvt.rn.satfinite.e2m1x2.f32 order)"},
 		unary("e4m3"),
 		unary("e5m2"),
 		unary("e8m0"),
 		{Name: "nvfp4-quantize", Suite: "nvfp4", DefaultClaim: "recipe=canonical,swizzle=0",
 			Signature: `extern "C" __global__ void NAME(const float *x, unsigned char *packed, unsigned char *scales, float global, int rows, int cols)`,
-			Launch:    GridStride + "; W = rows*cols/16 (one work item per 16-element block, block b = row b/(cols/16), columns 16*(b%(cols/16)) ...)",
+			Launch:    gridStride + "; W = rows*cols/16 (one work item per 16-element block, block b = row b/(cols/16), columns 16*(b%(cols/16)) ...)",
 			Layout: "x [rows][cols] float32 row-major, cols % 16 == 0; packed [rows][cols/2]: E2M1 pairs, element 2j in the low nibble; " +
 				"scales [rows][cols/16]: E4M3 codes, row-major (linear, not swizzled); global: the recipe's per-tensor float32 " +
 				"(g = 2688/amax for encode-scale recipes, p = amax/2688 for decode-scale ones), computed by the harness as the reference does " +
 				"(the amax reduction is not part of the ABI) and echoed as the \"global\" output"},
 		{Name: "awq-pack", Suite: "awq-pack", DefaultClaim: "awq",
 			Signature: `extern "C" __global__ void NAME(const unsigned char *q, const unsigned char *zeros, int *qweight, int *qzeros, int IC, int OC, int G)`,
-			Launch:    GridStride + "; W = IC*OC/8 (work item w writes qweight word w and, when w < (IC/G)*OC/8, qzeros word w)",
+			Launch:    gridStride + "; W = IC*OC/8 (work item w writes qweight word w and, when w < (IC/G)*OC/8, qzeros word w)",
 			Layout: "q [IC][OC] and zeros [IC/G][OC]: one 4-bit value per byte; qweight [IC][OC/8] and qzeros [IC/G][OC/8] int32 words " +
 				"in the claimed layout (awq: column 8j+[0,2,4,6,1,3,5,7][p] in nibble p); only layouts with these shapes (awq) fit this ABI"},
 		{Name: "sparse24-compress", Suite: "sparse24", DefaultClaim: "tie=lower-index,layout=rowmajor",
 			Signature: `extern "C" __global__ void NAME(const unsigned char *codes, unsigned char *comp, unsigned char *meta, int N, int K)`,
-			Launch:    GridStride + "; W = N*K/8 (work item w covers codes 8(w%(K/8)) .. +7 of row w/(K/8): two groups of four)",
+			Launch:    gridStride + "; W = N*K/8 (work item w covers codes 8(w%(K/8)) .. +7 of row w/(K/8): two groups of four)",
 			Layout: "codes [N][K]: one E2M1 code per byte; comp [N][K/4]: kept pair of group t as v(i0) | v(i1) << 4; " +
 				"meta [N][K/8]: byte p = m(2p) | m(2p+1) << 4 with m(t) = i0 | i1 << 2, i0 < i1 (row-major layout only)"},
 	}
@@ -76,7 +76,7 @@ func ABIs() []ABI {
 // Lookup finds an ABI by name.
 func Lookup(name string) (ABI, error) {
 	var names []string
-	for _, a := range ABIs() {
+	for _, a := range abis() {
 		if a.Name == name {
 			return a, nil
 		}

@@ -10,10 +10,10 @@ import (
 	"time"
 
 	"github.com/bitexact/bitexact/conformance/diagnose"
-	"github.com/bitexact/bitexact/conformance/mutants"
 	"github.com/bitexact/bitexact/conformance/suite"
 	"github.com/bitexact/bitexact/golden"
 	"github.com/bitexact/bitexact/internal/catalog"
+	"github.com/bitexact/bitexact/internal/mutants"
 	"github.com/bitexact/bitexact/refimpl/ops"
 	"github.com/bitexact/bitexact/refimpl/sparse24"
 	"github.com/bitexact/bitexact/refimpl/tensor"

@@ -35,7 +35,7 @@ var tower = []struct {
 	// The golden set, its case catalogue and its file codec.
 	{"golden", []string{"golden/...", "internal/catalog", "internal/stfile", "internal/strictjson"}},
 	// Suites, results files, certificates, diagnosis, mutants, records.
-	{"conformance", []string{"conformance/...", "internal/safeio"}},
+	{"conformance", []string{"conformance/...", "internal/mutants", "internal/record", "internal/safeio"}},
 	// The gate layer shared by every backend (issue 19 §2): the claim
 	// model and the runners, above the certificate, below the backends.
 	{"gate", []string{"conformance/gate/..."}},

@@ -34,7 +34,7 @@ func copyGBps(b *testing.B, d *Device, n int64) float64 {
 		b.Fatal(err)
 	}
 	defer d.Free(ctx, dst)
-	ms, err := d.TimeCopy(ctx, 20, dst, src, n)
+	ms, err := d.timeCopy(ctx, 20, dst, src, n)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -56,7 +56,7 @@ func readGBps(b *testing.B, d *Device, n int64, rot int) float64 {
 	if err != nil {
 		b.Fatal(err)
 	}
-	steps := make([]Step, rot)
+	steps := make([]launchStep, rot)
 	for r := range steps {
 		src, err := bufs.Alloc(16 * n16)
 		if err != nil {
@@ -65,7 +65,7 @@ func readGBps(b *testing.B, d *Device, n int64, rot int) float64 {
 		if err := d.Memset(ctx, src, 0x5A); err != nil {
 			b.Fatal(err)
 		}
-		steps[r] = Step{Kernel: "util_read", Grid: Grid1D(n16, 256, d.sms*8), Block: Dims{256, 1, 1}, Args: []any{src, uint64(n16), sink}}
+		steps[r] = launchStep{Kernel: "util_read", Grid: Grid1D(n16, 256, d.sms*8), Block: Dims{256, 1, 1}, Args: []any{src, uint64(n16), sink}}
 	}
 	// the median of 5 timings: a 4.5 MB read took 3.4 to 6.1 us from one
 	// run to the next, which moved the MoE step's x_read by a third
@@ -76,10 +76,10 @@ func readGBps(b *testing.B, d *Device, n int64, rot int) float64 {
 // (gemvReps), count times and returns the median milliseconds per launch:
 // one timing of 50 launches of a few-microsecond kernel moves by several
 // percent from one to the next.
-func medianLaunchMS(b *testing.B, d *Device, count int, steps []Step) float64 {
+func medianLaunchMS(b *testing.B, d *Device, count int, steps []launchStep) float64 {
 	times := make([]float64, count)
 	for i := range times {
-		ms, err := d.TimeSteps(context.Background(), gemvReps(len(steps)), steps...)
+		ms, err := d.timeSteps(context.Background(), gemvReps(len(steps)), steps...)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -115,7 +115,7 @@ func BenchmarkCopy(b *testing.B) {
 
 // BenchmarkUnary times the tensor form of each unary kernel over benchN
 // float32 inputs (4 bytes read, 1 byte written per element), launched as
-// the engine launches it (UnaryGrid). torch's .to(float8_*) on the same
+// the engine launches it (unaryGrid). torch's .to(float8_*) on the same
 // size is conformance/harness/torch/bandwidth.py; run both in one device
 // run to compare (docs/rationale/cuda.md).
 func BenchmarkUnary(b *testing.B) {
@@ -141,7 +141,7 @@ func BenchmarkUnary(b *testing.B) {
 		}
 		b.Run(k.Name, func(b *testing.B) {
 			for i := 0; i < b.N; i++ {
-				ms, err := d.Time(ctx, 20, k.Name, UnaryGrid(benchN), Dims{256, 1, 1}, 0, in, out, uint64(benchN))
+				ms, err := d.Time(ctx, 20, k.Name, unaryGrid(benchN), Dims{256, 1, 1}, 0, in, out, uint64(benchN))
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -210,33 +210,33 @@ func BenchmarkBlocks(b *testing.B) {
 		name  string
 		bytes float64
 		copy  float64
-		steps []Step
+		steps []launchStep
 	}{
-		{"nvfp4_quantize", 4*n + 4*n + n/2 + n/16, copyBW, []Step{
+		{"nvfp4_quantize", 4*n + 4*n + n/2 + n/16, copyBW, []launchStep{
 			{Kernel: "nvfp4_amax", Grid: Grid1D(n/4, 256, d.sms*8), Block: Dims{256, 1, 1}, Args: []any{x, uint64(n / 4), amax}},
 			{Kernel: "nvfp4_quantize", Grid: Grid1D(nb16, 256, 65535), Block: Dims{256, 1, 1},
 				Args: []any{x, uint64(rows), uint64(cols), amax, float32(0), uint32(0), packed, scales, uint32(0), gout}},
 		}},
-		{"nvfp4_quantize_given_global", 4*n + n/2 + n/16, copyBW, []Step{
+		{"nvfp4_quantize_given_global", 4*n + n/2 + n/16, copyBW, []launchStep{
 			{Kernel: "nvfp4_quantize", Grid: Grid1D(nb16, 256, 65535), Block: Dims{256, 1, 1},
 				Args: []any{x, uint64(rows), uint64(cols), amax, float32(448), uint32(1), packed, scales, uint32(0), gout}},
 		}},
-		{"mxfp4_quantize", 4*n + n/2 + n/32, copyBW, []Step{
+		{"mxfp4_quantize", 4*n + n/2 + n/32, copyBW, []launchStep{
 			{Kernel: "mxfp4_quantize", Grid: Grid1D(nb32, 256, 65535), Block: Dims{256, 1, 1},
 				Args: []any{x, uint64(nb32), uint32(0), packed, scales}},
 		}},
 		// AWQ reads each group twice (max-abs, then quantize), the second
 		// time from L2; the weights are counted once: fp16 in, 4-bit
 		// qweight, fp16 scales and int32 qzeros (group 128) out.
-		{"awq_forge_pack", 2*n + n/2 + n/64 + n/256, copyBW16, []Step{
-			{Kernel: "awq_forge_pack", Grid: awqGrid(cols, rows/128), Block: Dims{AWQThreads, 1, 1},
+		{"awq_forge_pack", 2*n + n/2 + n/64 + n/256, copyBW16, []launchStep{
+			{Kernel: "awq_forge_pack", Grid: awqGrid(cols, rows/128), Block: Dims{awqThreads, 1, 1},
 				Args: []any{wh, uint64(rows), uint64(cols), uint64(128), qw, qz, sc, bad}},
 		}},
 	}
 	for _, c := range cases {
 		b.Run(c.name, func(b *testing.B) {
 			for i := 0; i < b.N; i++ {
-				ms, err := d.TimeSteps(ctx, 20, c.steps...)
+				ms, err := d.timeSteps(ctx, 20, c.steps...)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -274,7 +274,7 @@ func BenchmarkSparse24(b *testing.B) {
 		b.Run(name, func(b *testing.B) {
 			for i := 0; i < b.N; i++ {
 				// The table build is part of every compress call.
-				ms, err := d.TimeSteps(ctx, 20, sp24MetaTable(0, table), Step{Kernel: sp24CompressKernel(tr), Grid: sp24CompressGrid(tr, 1, n, k, d.sms),
+				ms, err := d.timeSteps(ctx, 20, sp24MetaTable(0, table), launchStep{Kernel: sp24CompressKernel(tr), Grid: sp24CompressGrid(tr, 1, n, k, d.sms),
 					Block: sp24CompressBlock(tr), Args: []any{codes, uint64(1), uint64(n), uint64(k), table, comp, meta, bad}})
 				if err != nil {
 					b.Fatal(err)
@@ -310,7 +310,7 @@ func BenchmarkGEMV(b *testing.B) {
 	// report times the steps b.N times and reports the median, as
 	// readGBps does for its yardstick (the last of b.N, which
 	// ReportMetric in a loop would keep, is no better than any other).
-	report := func(b *testing.B, steps []Step, bytes, readBW float64) {
+	report := func(b *testing.B, steps []launchStep, bytes, readBW float64) {
 		ms := medianLaunchMS(b, d, b.N, steps)
 		gbps := bytes / (ms * 1e6)
 		b.ReportMetric(ms*1000, "us/op")
@@ -351,9 +351,9 @@ func BenchmarkGEMV(b *testing.B) {
 			ws[r] = weights()
 		}
 		for _, rows := range []int{2, 4} {
-			steps := make([]Step, rot)
+			steps := make([]launchStep, rot)
 			for r := range steps {
-				steps[r] = Step{Kernel: "gemv_mxfp4_q8_1", Grid: Dims{(n + rows - 1) / rows, 1, 1}, Block: Dims{MMVQThreads, 1, 1},
+				steps[r] = launchStep{Kernel: "gemv_mxfp4_q8_1", Grid: Dims{(n + rows - 1) / rows, 1, 1}, Block: Dims{mmvqThreads, 1, 1},
 					Args: []any{ws[r], act, uint64(n), uint64(nb), uint32(1), uint32(rows), y}}
 			}
 			b.Run(fmt.Sprintf("rows=%d/l2warm", rows), func(b *testing.B) {
@@ -394,7 +394,7 @@ func sparseBenchBytes(part, n int, seed uint64) []byte {
 
 // benchSparseGEMV times sp24_gemv_v7 on e experts of k x n, na active, in
 // the l2warm and dram modes, with constant or random weight bytes.
-func benchSparseGEMV(b *testing.B, d *Device, e, na, k, n int, random bool, report func(*testing.B, []Step, float64, float64)) {
+func benchSparseGEMV(b *testing.B, d *Device, e, na, k, n int, random bool, report func(*testing.B, []launchStep, float64, float64)) {
 	ctx := context.Background()
 	bufs := d.Buffers(ctx)
 	defer bufs.Free()
@@ -449,13 +449,13 @@ func benchSparseGEMV(b *testing.B, d *Device, e, na, k, n int, random bool, repo
 	if err != nil {
 		b.Fatal(err)
 	}
-	kt := k / V7TileK
+	kt := k / v7TileK
 	part, _ := bufs.Alloc(int64(2 * na * kt * n))
 	y, _ := bufs.Alloc(int64(2 * na * n))
 	grid := v7Grid(n, k, na, v7Tiles(n, k, na, d.sms))
 	counters, _ := bufs.Zeros(int64(4 * na * grid.X))
-	step := func(comp, meta, scales, global Buffer) Step {
-		return Step{Kernel: "sp24_gemv_v7", Grid: grid, Block: Dims{V7Threads, 1, 1},
+	step := func(comp, meta, scales, global Buffer) launchStep {
+		return launchStep{Kernel: "sp24_gemv_v7", Grid: grid, Block: Dims{v7Threads, 1, 1},
 			Args: []any{comp, meta, scales, global, act, uint64(k), ex, uint64(k), uint64(n), uint64(16), uint32(1),
 				uint64(V7ReduceWidth), part, counters, y}}
 	}
@@ -463,14 +463,14 @@ func benchSparseGEMV(b *testing.B, d *Device, e, na, k, n int, random bool, repo
 	partials := float64(2 * na * kt * n) // fp16, read once by the reducing blocks
 	comp, meta, scales := weights()
 	b.Run("l2warm", func(b *testing.B) {
-		report(b, []Step{step(comp, meta, scales, global)}, read+partials, readGBps(b, d, int64(read), 1))
+		report(b, []launchStep{step(comp, meta, scales, global)}, read+partials, readGBps(b, d, int64(read), 1))
 	})
 	b.Run("dram", func(b *testing.B) {
 		rot := rotation(read)
 		if e > 1 && rot > e/na {
 			rot = e / na
 		}
-		steps := make([]Step, rot)
+		steps := make([]launchStep, rot)
 		for r := range steps {
 			cm, mt, sc, gl := comp, meta, scales, global
 			switch {

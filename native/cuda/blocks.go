@@ -217,9 +217,9 @@ func runMXFP4(ctx context.Context, d *Device, k gate.Kernel, p ops.Params, in op
 	return ops.Tensors{"packed": pt, "scales": st}, nil
 }
 
-// AWQThreads is the block size of awq_forge_pack: 8 warps, each a
+// awqThreads is the block size of awq_forge_pack: 8 warps, each a
 // 32-column slice of one group.
-const AWQThreads = 256
+const awqThreads = 256
 
 func awqGrid(oc, groups int) Dims { return Dims{(oc/8 + 31) / 32, groups, 1} }
 
@@ -265,7 +265,7 @@ func runAWQ(ctx context.Context, d *Device, k gate.Kernel, p ops.Params, in ops.
 	if err != nil {
 		return nil, err
 	}
-	if err := d.Launch(ctx, "awq_forge_pack", awqGrid(oc, ng), Dims{AWQThreads, 1, 1}, 0, bw, uint64(ic), uint64(oc), uint64(g), qw, qz, sc, bad); err != nil {
+	if err := d.Launch(ctx, "awq_forge_pack", awqGrid(oc, ng), Dims{awqThreads, 1, 1}, 0, bw, uint64(ic), uint64(oc), uint64(g), qw, qz, sc, bad); err != nil {
 		return nil, err
 	}
 	flag, err := b.Download(bad, 4)

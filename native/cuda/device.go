@@ -325,11 +325,11 @@ func Grid1D(n int64, block, maxBlocks int) Dims {
 	return Dims{int(g), 1, 1}
 }
 
-// MaxGridX is the largest grid x-dimension a launch may ask for (compute
+// maxGridX is the largest grid x-dimension a launch may ask for (compute
 // capability 3.0 and later: 2^31 - 1 blocks).
-const MaxGridX = 1<<31 - 1
+const maxGridX = 1<<31 - 1
 
-// UnaryGrid is the launch shape of the unary conversion kernels (tensor
+// unaryGrid is the launch shape of the unary conversion kernels (tensor
 // and range forms) over n elements: one thread per 32-bit output word (four
 // inputs), 256 threads a block, as many blocks as words need. The kernels
 // loop grid-stride, so any grid is correct; a grid sized to the data
@@ -340,7 +340,7 @@ const MaxGridX = 1<<31 - 1
 // .to(torch.float8_e4m3fn) took 0.4395 ms in the same run (unrolling the
 // loop to 2, 4 or 8 loads in flight per thread did not help:
 // docs/rationale/cuda.md).
-func UnaryGrid(n int64) Dims { return Grid1D((n+3)/4, 256, MaxGridX) }
+func unaryGrid(n int64) Dims { return Grid1D((n+3)/4, 256, maxGridX) }
 
 // KernelError is a driver error raised by launching or running a kernel.
 type KernelError struct {
@@ -452,18 +452,18 @@ func (d *Device) Time(ctx context.Context, reps int, name string, grid, block Di
 	return ms, err
 }
 
-// Step is one kernel launch of a timed sequence.
-type Step struct {
+// launchStep is one kernel launch of a timed sequence.
+type launchStep struct {
 	Kernel      string
 	Grid, Block Dims
 	Shared      int
 	Args        []any
 }
 
-// TimeSteps launches the steps in order, reps times, between two CUDA
+// timeSteps launches the steps in order, reps times, between two CUDA
 // events and returns the mean milliseconds per repetition of the whole
 // sequence.
-func (d *Device) TimeSteps(ctx context.Context, reps int, steps ...Step) (float64, error) {
+func (d *Device) timeSteps(ctx context.Context, reps int, steps ...launchStep) (float64, error) {
 	type packed struct {
 		fn   cu.Function
 		ptrs []unsafe.Pointer
@@ -503,9 +503,9 @@ func (d *Device) TimeSteps(ctx context.Context, reps int, steps ...Step) (float6
 	return ms, err
 }
 
-// TimeCopy times a device-to-device copy of n bytes from src to dst,
+// timeCopy times a device-to-device copy of n bytes from src to dst,
 // the bandwidth yardstick of the benchmarks.
-func (d *Device) TimeCopy(ctx context.Context, reps int, dst, src Buffer, n int64) (float64, error) {
+func (d *Device) timeCopy(ctx context.Context, reps int, dst, src Buffer, n int64) (float64, error) {
 	if n > dst.n || n > src.n {
 		return 0, errors.New("cuda: copy larger than its buffers")
 	}
@@ -610,11 +610,11 @@ func (d *Device) stage(n int64) (cu.DevicePtr, error) {
 	return p, nil
 }
 
-// RangeInto runs a range kernel (NAME_range(start, out, n), one output
+// rangeInto runs a range kernel (NAME_range(start, out, n), one output
 // byte per input) over the n = len(out) inputs start, start+1, ... and
 // copies the codes into out. It reuses one device buffer, so a sweep over
 // all 2^32 inputs allocates nothing per call.
-func (d *Device) RangeInto(ctx context.Context, kernel string, start uint32, out []byte) error {
+func (d *Device) rangeInto(ctx context.Context, kernel string, start uint32, out []byte) error {
 	if len(out) == 0 {
 		return nil
 	}
@@ -628,7 +628,7 @@ func (d *Device) RangeInto(ctx context.Context, kernel string, start uint32, out
 		if err != nil {
 			return &KernelError{kernel, "lookup", err}
 		}
-		g := UnaryGrid(n)
+		g := unaryGrid(n)
 		vals := []uint64{uint64(start), uint64(buf), uint64(n)}
 		ptrs := []unsafe.Pointer{unsafe.Pointer(&vals[0]), unsafe.Pointer(&vals[1]), unsafe.Pointer(&vals[2])}
 		if err := fn.Launch(g.X, 1, 1, 256, 1, 1, 0, cu.Stream{}, ptrs); err != nil {

@@ -107,7 +107,7 @@ func TestE2M1Table(t *testing.T) {
 		// The range form must agree with the tensor form.
 		for i, c := range cases {
 			b := make([]byte, 1)
-			if err := d.RangeInto(context.Background(), k.kernel+"_range", math.Float32bits(c.x), b); err != nil {
+			if err := d.rangeInto(context.Background(), k.kernel+"_range", math.Float32bits(c.x), b); err != nil {
 				t.Fatal(err)
 			}
 			if b[0] != k.want(i) {
@@ -138,7 +138,7 @@ func TestLaunchErrorNamesKernel(t *testing.T) {
 		t.Fatalf("unknown kernel: err = %v", err)
 	}
 	// The device still works afterwards.
-	if err := d.RangeInto(ctx, "e2m1_nvidia_range", 0x3F800000, make([]byte, 8)); err != nil {
+	if err := d.rangeInto(ctx, "e2m1_nvidia_range", 0x3F800000, make([]byte, 8)); err != nil {
 		t.Fatalf("device unusable after a launch error: %v", err)
 	}
 }

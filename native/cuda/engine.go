@@ -5,7 +5,6 @@ package cuda
 import (
 	"context"
 	"fmt"
-	"maps"
 	"strings"
 
 	"github.com/bitexact/bitexact/conformance/gate"
@@ -70,19 +69,6 @@ var kernels = gate.Table[*Device]{
 // Kernels lists every kernel with its claim.
 var Kernels = kernels.Kernels()
 
-// opDefaults are refimpl/ops' parameter defaults (ops.Op.Defaults) of the
-// ops the kernels claim, so that a case leaving a parameter out selects
-// the kernel of the default (e2m1.encode's profile: nvidia).
-func opDefaults() map[string]map[string]string {
-	m := map[string]map[string]string{}
-	for _, k := range Kernels {
-		if op, err := ops.Lookup(k.Op); err == nil && len(op.Defaults) > 0 {
-			m[k.Op] = maps.Clone(op.Defaults)
-		}
-	}
-	return m
-}
-
 func acceptsV7(p ops.Params) bool {
 	_, _, err := v7Config(p)
 	return err == nil
@@ -98,7 +84,7 @@ func acceptsMMVQ(p ops.Params) bool {
 // each conversion on its kernel's _range form, computed on the GPU (an
 // exhaustive.Unary).
 func NewEngine(d *Device) gate.Engine {
-	return gate.Engine{Backend: launcher{d}, Defaults: opDefaults()}
+	return gate.Engine{Backend: launcher{d}}
 }
 
 // launcher is the gate.Backend of the CUDA kernels on a Device.
@@ -122,7 +108,7 @@ func (l launcher) Launch(ctx context.Context, k gate.Kernel, p ops.Params, in op
 // Range runs the unary kernel's range form: the inputs are generated on
 // the GPU.
 func (l launcher) Range(ctx context.Context, k gate.Kernel, start uint32, out []byte) error {
-	return l.d.RangeInto(ctx, k.Name+"_range", start, out)
+	return l.d.rangeInto(ctx, k.Name+"_range", start, out)
 }
 
 // Tensor plumbing shared by the op runners.
@@ -154,7 +140,7 @@ func runUnaryOp(ctx context.Context, d *Device, k gate.Kernel, p ops.Params, in 
 			return nil, err
 		}
 		defer d.Free(ctx, bo)
-		if err := d.Launch(ctx, k.Name, UnaryGrid(int64(n)), Dims{256, 1, 1}, 0, bx, bo, uint64(n)); err != nil {
+		if err := d.Launch(ctx, k.Name, unaryGrid(int64(n)), Dims{256, 1, 1}, 0, bx, bo, uint64(n)); err != nil {
 			return nil, err
 		}
 		if err := d.Download(ctx, codes, bo); err != nil {

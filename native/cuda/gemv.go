@@ -169,11 +169,11 @@ func sp24CompressBlock(transposed bool) Dims {
 const sp24MetaTableBytes = 32768
 
 // sp24MetaTable is the launch that fills the meta table for a tie rule.
-func sp24MetaTable(rule uint32, table Buffer) Step {
+func sp24MetaTable(rule uint32, table Buffer) launchStep {
 	// 256 blocks, where 64 made each thread loop over 2 entries: 4.65 us
 	// against 7.06 us for 64 blocks on an H100 (the launch sits in front of
 	// every compress). The table is the same for any grid.
-	return Step{Kernel: "sp24_meta_table", Grid: Dims{256, 1, 1}, Block: Dims{256, 1, 1}, Args: []any{rule, table}}
+	return launchStep{Kernel: "sp24_meta_table", Grid: Dims{256, 1, 1}, Block: Dims{256, 1, 1}, Args: []any{rule, table}}
 }
 
 // setLUT fills sparse24.cu's constant E4M3 table through sp24_fill_lut
@@ -237,17 +237,17 @@ func mmvqConfig(p ops.Params) (bool, error) {
 }
 
 // v7Tiles is the tiles per block of sp24_gemv_v7's grid for n columns, K
-// = k and a active experts on sms multiprocessors: of 1 to V7MaxTiles,
-// the fewest whose grid needs the fewest waves of V7BlocksPerSM blocks per
+// = k and a active experts on sms multiprocessors: of 1 to v7MaxTiles,
+// the fewest whose grid needs the fewest waves of v7BlocksPerSM blocks per
 // SM. A wave that is not full runs at low occupancy while the DRAM
 // stream it could have overlapped has ended (4096 x 11776 on an H100: 2
 // tiles make 736 blocks, 1.39 waves; 3 tiles 506, one wave), and fewer
 // tiles per block mean more blocks to spread over the SMs (the MoE step,
 // 10 experts x 2048 x 512: 320 blocks at 1 tile, 160 at 2).
 func v7Tiles(n, k, a, sms int) int {
-	kt, cols, slots := k/V7TileK, (n+511)/512, max(sms, 1)*V7BlocksPerSM
+	kt, cols, slots := k/v7TileK, (n+511)/512, max(sms, 1)*v7BlocksPerSM
 	best, bestWaves := 1, 0
-	for t := 1; t <= V7MaxTiles; t++ {
+	for t := 1; t <= v7MaxTiles; t++ {
 		waves := (cols*((kt+t-1)/t)*a + slots - 1) / slots
 		if t == 1 || waves < bestWaves {
 			best, bestWaves = t, waves
@@ -257,12 +257,12 @@ func v7Tiles(n, k, a, sms int) int {
 }
 
 // v7Grid is sp24_gemv_v7's launch grid for n columns, K = k and a active
-// experts at tiles tiles per block: 512 columns (V7Threads x 4) by tiles
+// experts at tiles tiles per block: 512 columns (v7Threads x 4) by tiles
 // consecutive 64-K tiles per block; the partials stay one per tile
 // ([A][K/64][N]). The kernel reads its tiles per block back from the
 // grid as ceil(K/64 / grid.Y).
 func v7Grid(n, k, a, tiles int) Dims {
-	kt := k / V7TileK
+	kt := k / v7TileK
 	return Dims{(n + 511) / 512, (kt + tiles - 1) / tiles, a}
 }
 
@@ -271,11 +271,11 @@ func runSparseGEMV(ctx context.Context, d *Device, k gate.Kernel, p ops.Params, 
 }
 
 // runSparseGEMVTiles is runSparseGEMV at tiles tiles per block, 1 to
-// V7MaxTiles, or at v7Tiles's choice for the shape when tiles is 0:
+// v7MaxTiles, or at v7Tiles's choice for the shape when tiles is 0:
 // TestSparseGEMVTiles runs every value on the same inputs.
 func runSparseGEMVTiles(ctx context.Context, d *Device, k gate.Kernel, p ops.Params, in ops.Tensors, tiles int) (ops.Tensors, error) {
-	if tiles < 0 || tiles > V7MaxTiles {
-		return nil, fmt.Errorf("cuda: kernel %s: %d tiles per block, want 1 to %d", k.Name, tiles, V7MaxTiles)
+	if tiles < 0 || tiles > v7MaxTiles {
+		return nil, fmt.Errorf("cuda: kernel %s: %d tiles per block, want 1 to %d", k.Name, tiles, v7MaxTiles)
 	}
 	fused, width, err := v7Config(p)
 	if err != nil {
@@ -299,8 +299,8 @@ func runSparseGEMVTiles(ctx context.Context, d *Device, k gate.Kernel, p ops.Par
 		return nil, fmt.Errorf("cuda: kernel %s: %w", k.Name, err)
 	}
 	e, kk, n := comp.Shape[0], 4*comp.Shape[1], comp.Shape[2]
-	if kk == 0 || kk%V7TileK != 0 || n%4 != 0 {
-		return nil, fmt.Errorf("cuda: kernel %s: K=%d must be a positive multiple of %d and N=%d of 4", k.Name, kk, V7TileK, n)
+	if kk == 0 || kk%v7TileK != 0 || n%4 != 0 {
+		return nil, fmt.Errorf("cuda: kernel %s: K=%d must be a positive multiple of %d and N=%d of 4", k.Name, kk, v7TileK, n)
 	}
 	if err := in["meta"].Expect("meta", tensor.U8, e, kk/8, n); err != nil {
 		return nil, fmt.Errorf("cuda: kernel %s: %w", k.Name, err)
@@ -310,8 +310,8 @@ func runSparseGEMVTiles(ctx context.Context, d *Device, k gate.Kernel, p ops.Par
 		return nil, fmt.Errorf("cuda: kernel %s: %w", k.Name, err)
 	}
 	ns := scales.Shape[1]
-	if ns == 0 || kk%ns != 0 || (kk/ns)%V7GroupK != 0 {
-		return nil, fmt.Errorf("cuda: kernel %s: %d scale blocks do not divide K=%d into multiples of %d", k.Name, ns, kk, V7GroupK)
+	if ns == 0 || kk%ns != 0 || (kk/ns)%v7GroupK != 0 {
+		return nil, fmt.Errorf("cuda: kernel %s: %d scale blocks do not divide K=%d into multiples of %d", k.Name, ns, kk, v7GroupK)
 	}
 	if n >= 1<<28 || int64(ns)*int64(n) >= 1<<32 {
 		// the kernel's offsets within one expert's matrices are 32-bit
@@ -372,7 +372,7 @@ func runSparseGEMVTiles(ctx context.Context, d *Device, k gate.Kernel, p ops.Par
 	if err != nil {
 		return nil, err
 	}
-	kt := kk / V7TileK
+	kt := kk / v7TileK
 	part, err := b.Alloc(int64(2 * a * kt * n))
 	if err != nil {
 		return nil, err
@@ -389,7 +389,7 @@ func runSparseGEMVTiles(ctx context.Context, d *Device, k gate.Kernel, p ops.Par
 	if err != nil {
 		return nil, err
 	}
-	if err := d.Launch(ctx, "sp24_gemv_v7", grid, Dims{V7Threads, 1, 1}, 0, bComp, bMeta, bScales, bGlobal, bAct, actStride,
+	if err := d.Launch(ctx, "sp24_gemv_v7", grid, Dims{v7Threads, 1, 1}, 0, bComp, bMeta, bScales, bGlobal, bAct, actStride,
 		bExp, uint64(kk), uint64(n), uint64(kk/ns), boolU32(fused), uint64(width), part, counters, y); err != nil {
 		return nil, err
 	}
@@ -444,8 +444,8 @@ func runMXFP4GEMV(ctx context.Context, d *Device, k gate.Kernel, p ops.Params, i
 	if err != nil {
 		return nil, err
 	}
-	if err := d.Launch(ctx, "gemv_mxfp4_q8_1", Dims{(n + MMVQRows - 1) / MMVQRows, 1, 1}, Dims{MMVQThreads, 1, 1}, 0,
-		bw, ba, uint64(n), uint64(nb), boolU32(fused), uint32(MMVQRows), y); err != nil {
+	if err := d.Launch(ctx, "gemv_mxfp4_q8_1", Dims{(n + mmvqRows - 1) / mmvqRows, 1, 1}, Dims{mmvqThreads, 1, 1}, 0,
+		bw, ba, uint64(n), uint64(nb), boolU32(fused), uint32(mmvqRows), y); err != nil {
 		return nil, err
 	}
 	yb, err := b.Download(y, 4*n)

@@ -68,7 +68,7 @@ func TestSparseGEMVTiles(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for tiles := 1; tiles <= V7MaxTiles; tiles++ {
+			for tiles := 1; tiles <= v7MaxTiles; tiles++ {
 				t.Run(fmt.Sprintf("scale_k=%d/fused=%v/width=%d/tiles=%d", sk, s.fused, s.width, tiles), func(t *testing.T) {
 					got, err := runSparseGEMVTiles(ctx, d, kernel, p, in, tiles)
 					if err != nil {

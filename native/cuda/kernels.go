@@ -130,9 +130,9 @@ func (m Module) Header() (PTXHeader, error) {
 	return h, nil
 }
 
-// CheckPTX reports whether the embedded PTX was built from the current
+// checkPTX reports whether the embedded PTX was built from the current
 // sources with the current flags.
-func (m Module) CheckPTX() error {
+func (m Module) checkPTX() error {
 	h, err := m.Header()
 	if err != nil {
 		return err

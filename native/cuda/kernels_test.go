@@ -11,7 +11,7 @@ import (
 func TestPTXMatchesSources(t *testing.T) {
 	for _, m := range Modules {
 		t.Run(m.Name, func(t *testing.T) {
-			if err := m.CheckPTX(); err != nil {
+			if err := m.checkPTX(); err != nil {
 				t.Fatal(err)
 			}
 			h, _ := m.Header()
@@ -34,7 +34,7 @@ func TestCheckPTXDetectsStaleSource(t *testing.T) {
 		t.Fatalf("SourceHash = %q, want 64 hex digits", sum)
 	}
 	other := Module{Name: "nonexistent", Arch: "compute_89"}
-	if err := other.CheckPTX(); err == nil {
-		t.Error("CheckPTX accepted a module without sources or PTX")
+	if err := other.checkPTX(); err == nil {
+		t.Error("checkPTX accepted a module without sources or PTX")
 	}
 }

@@ -13,9 +13,9 @@ import (
 )
 
 // Override loads ptx in place of the embedded module named module, so that
-// every kernel of that module (Launch, RangeInto, Engine) runs from the
+// every kernel of that module (Launch, rangeInto, Engine) runs from the
 // given PTX until restore is called. It exists for the CUDA mutant test
-// (conformance/mutants), which recompiles a kernel family from patched
+// (internal/mutants), which recompiles a kernel family from patched
 // sources and certifies it through the same Engine path as the real one.
 //
 // The module it replaces stays loaded, and restore puts it back and

@@ -49,12 +49,12 @@ func TestLaunchConstantsMatchKernels(t *testing.T) {
 		goValue     int
 		relation    string // "==" or ">=": the macro against the Go constant
 	}{
-		{"kernels/sparse24.cu", "V7_THREADS", "V7Threads", V7Threads, "=="},
-		{"kernels/sparse24.cu", "V7_TILE_K", "V7TileK", V7TileK, "=="},
-		{"kernels/sparse24.cu", "V7_MAX_TILES", "V7MaxTiles", V7MaxTiles, "=="},
-		{"kernels/sparse24.cu", "V7_MIN_BLOCKS", "V7BlocksPerSM", V7BlocksPerSM, "=="},
+		{"kernels/sparse24.cu", "V7_THREADS", "v7Threads", v7Threads, "=="},
+		{"kernels/sparse24.cu", "V7_TILE_K", "v7TileK", v7TileK, "=="},
+		{"kernels/sparse24.cu", "V7_MAX_TILES", "v7MaxTiles", v7MaxTiles, "=="},
+		{"kernels/sparse24.cu", "V7_MIN_BLOCKS", "v7BlocksPerSM", v7BlocksPerSM, "=="},
 		// the Go side may launch fewer rows per block than the kernel's most
-		{"kernels/gemv_mxfp4.cu", "MMVQ_MAX_ROWS", "MMVQRows", MMVQRows, ">="},
+		{"kernels/gemv_mxfp4.cu", "MMVQ_MAX_ROWS", "mmvqRows", mmvqRows, ">="},
 	}
 	for _, c := range cases {
 		src, err := files.ReadFile(c.file)

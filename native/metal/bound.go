@@ -9,11 +9,11 @@ import (
 	"github.com/bitexact/bitexact/refimpl/tensor"
 )
 
-// BoundResult is the fallback verdict for a GEMV output that differs from
+// boundResult is the fallback verdict for a GEMV output that differs from
 // its declared schedule: how many outputs lie within refimpl/gemv's
 // rigorous error bound for any float32 summation order (gemv.Bound). It
 // can say "within bound", never "bit-exact".
-type BoundResult struct {
+type boundResult struct {
 	Outputs, Within int
 	// NonFinite counts outputs whose exact value is undefined (a NaN or
 	// infinite weight, e.g. an E4M3 NaN scale); they count as within when
@@ -23,22 +23,22 @@ type BoundResult struct {
 	First string
 }
 
-// GEMVBound holds a GEMV's outputs got (the kernel's "y") to the error
+// gemvBound holds a GEMV's outputs got (the kernel's "y") to the error
 // bound of the exact product on inputs in, for op "gemv.sparse_fp4" or
 // "gemv.mxfp4_q8_1" with parameters p, using the models refimpl/gemv
 // documents for these ops (two float32 multiplications on each term's
 // path). The exact operands are refimpl's (ops.GEMVTerms).
-func GEMVBound(op string, p ops.Params, in ops.Tensors, got tensor.Tensor) (BoundResult, error) {
+func gemvBound(op string, p ops.Params, in ops.Tensors, got tensor.Tensor) (boundResult, error) {
 	terms, err := ops.GEMVTerms(op, p, in)
 	if err != nil {
-		return BoundResult{}, fmt.Errorf("metal: bound: %w", err)
+		return boundResult{}, fmt.Errorf("metal: bound: %w", err)
 	}
 	rows, xs := terms.W, terms.X
 	if got.DType != tensor.F32 || got.Len() != len(rows) {
-		return BoundResult{}, fmt.Errorf("metal: bound: output %s %v, want F32 with %d elements", got.DType, got.Shape, len(rows))
+		return boundResult{}, fmt.Errorf("metal: bound: output %s %v, want F32 with %d elements", got.DType, got.Shape, len(rows))
 	}
 	g := got.F32()
-	res := BoundResult{Outputs: len(rows)}
+	res := boundResult{Outputs: len(rows)}
 	for i, w := range rows {
 		finite := true
 		for _, v := range w {

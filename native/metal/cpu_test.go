@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"flag"
-	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -63,7 +62,7 @@ func emulator(t *testing.T) *Emulator {
 		emu.e, emu.err = NewEmulator(ctx, dir)
 		emu.secs = time.Since(t0).Seconds()
 	})
-	if errors.Is(emu.err, ErrNoCompiler) {
+	if errors.Is(emu.err, errNoCompiler) {
 		t.Skipf("Metal CPU check skipped: %v", emu.err)
 	}
 	if emu.err != nil {
@@ -76,8 +75,8 @@ func emulator(t *testing.T) *Emulator {
 // `bitexact-schedule:` lines, and every module to zero or one of them.
 func TestDeclaredSchedules(t *testing.T) {
 	want := map[string]gemv.Schedule{"gemv_sparse_fp4": SparseFP4Schedule, "gemv_mxfp4": MXFP4Schedule}
-	for _, m := range Modules {
-		s, ok, err := m.DeclaredSchedule()
+	for _, m := range modules {
+		s, ok, err := m.declaredSchedule()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -86,7 +85,7 @@ func TestDeclaredSchedules(t *testing.T) {
 			t.Errorf("module %s declares %v (%v), Go exports %v (%v)", m.Name, s, ok, w, wok)
 		}
 	}
-	for _, k := range Kernels {
+	for _, k := range kernelList {
 		if k.Schedule != nil && *k.Schedule != want[k.Module] {
 			t.Errorf("kernel %s claims schedule %v, its module declares %v", k.Name, *k.Schedule, want[k.Module])
 		}
@@ -96,7 +95,7 @@ func TestDeclaredSchedules(t *testing.T) {
 // TestSources checks that every module compiles to one Metal unit with the
 // header inlined, and that every entry point lives in a module.
 func TestSources(t *testing.T) {
-	for _, m := range Modules {
+	for _, m := range modules {
 		src, err := m.Source()
 		if err != nil {
 			t.Fatal(err)
@@ -105,8 +104,8 @@ func TestSources(t *testing.T) {
 			t.Errorf("module %s: header not inlined", m.Name)
 		}
 	}
-	for name, mod := range EntryPoints {
-		m, err := LookupModule(mod)
+	for name, mod := range entryPoints {
+		m, err := lookupModule(mod)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -115,9 +114,9 @@ func TestSources(t *testing.T) {
 			t.Errorf("entry point %s is not defined in module %s", name, mod)
 		}
 	}
-	for _, k := range Kernels {
-		if EntryPoints[k.Name] != k.Module {
-			t.Errorf("kernel %s: module %s, EntryPoints says %q", k.Name, k.Module, EntryPoints[k.Name])
+	for _, k := range kernelList {
+		if entryPoints[k.Name] != k.Module {
+			t.Errorf("kernel %s: module %s, entryPoints says %q", k.Name, k.Module, entryPoints[k.Name])
 		}
 	}
 }
@@ -163,7 +162,7 @@ func TestKernelFor(t *testing.T) {
 func TestEmulatorDispatchErrors(t *testing.T) {
 	e := emulator(t)
 	ctx := context.Background()
-	for name := range EntryPoints {
+	for name := range entryPoints {
 		// Every entry point is in the driver's table: a wrong buffer count
 		// is reported as such, not as an unknown kernel.
 		err := e.Dispatch(ctx, name, Dims{1, 1, 1}, Dims{32, 1, 1})
@@ -192,14 +191,14 @@ func TestMetalCPU(t *testing.T) {
 	if err != nil {
 		t.Fatalf("loading the embedded golden set: %v", err)
 	}
-	t.Logf("Metal CPU check: compiled %d modules as one C++ unit with %s (%s) in %.1fs", len(Modules), e.Compiler, strings.Join(CXXFlags, " "), emu.secs)
+	t.Logf("Metal CPU check: compiled %d modules as one C++ unit with %s (%s) in %.1fs", len(modules), e.Compiler, strings.Join(cxxFlags, " "), emu.secs)
 	if e.Warnings != "" {
 		t.Logf("compiler diagnostics:\n%s", e.Warnings)
 	}
-	t.Logf("what a pass verifies: %s", EmulatorVerifies)
+	t.Logf("what a pass verifies: %s", emulatorVerifies)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	vs, err := RunSuite(ctx, e, s)
+	vs, err := runSuite(ctx, e, s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -212,7 +211,7 @@ func TestMetalCPU(t *testing.T) {
 		}
 	}
 	var missing []string
-	for _, k := range Kernels {
+	for _, k := range kernelList {
 		if !covered[k.Name] {
 			missing = append(missing, k.Name)
 		}
@@ -223,7 +222,7 @@ func TestMetalCPU(t *testing.T) {
 	}
 	if *certDir != "" {
 		dir := filepath.Join(*certDir, "cpu-emulation")
-		c := NewCertificate("bitexact Metal CPU check (native/metal, g++ emulation; not an Apple GPU)", e, s, "embedded golden/data", vs)
+		c := newCertificate("bitexact Metal CPU check (native/metal, g++ emulation; not an Apple GPU)", e, s, "embedded golden/data", vs)
 		if err := c.WriteDir(dir); err != nil {
 			t.Fatal(err)
 		}
@@ -340,11 +339,20 @@ func TestMXFP4FusedMatters(t *testing.T) {
 	t.Logf("kernel matches fma=1; vs fma=0: %s (as expected)", d[0].Problem)
 }
 
-func ExampleModule_DeclaredSchedule() {
-	m, _ := LookupModule("gemv_mxfp4")
-	s, _, _ := m.DeclaredSchedule()
-	fmt.Println(s)
-	// Output: chunk=16,lanes=32,group=16,fma=1,acc=fp32,partial=fp32,reduce=butterfly32,out=fp32
+// TestDeclaredScheduleSpec pins the spec string the gemv_mxfp4 module
+// declares, as the reference parses it.
+func TestDeclaredScheduleSpec(t *testing.T) {
+	m, err := lookupModule("gemv_mxfp4")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, ok, err := m.declaredSchedule()
+	if err != nil || !ok {
+		t.Fatalf("declaredSchedule: ok=%v, err=%v", ok, err)
+	}
+	if got, want := s.String(), "chunk=16,lanes=32,group=16,fma=1,acc=fp32,partial=fp32,reduce=butterfly32,out=fp32"; got != want {
+		t.Errorf("schedule %s, want %s", got, want)
+	}
 }
 
 // TestSoftwareHalf holds metal_compat.h's software half (the type the
@@ -430,7 +438,7 @@ func TestGEMVBound(t *testing.T) {
 			t.Fatal(err)
 		}
 		y := got["y"]
-		br, err := GEMVBound(c.op, c.p, in, y)
+		br, err := gemvBound(c.op, c.p, in, y)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -445,7 +453,7 @@ func TestGEMVBound(t *testing.T) {
 		v := bad.F32()
 		v[0] = v[0]*1.5 + 1
 		bad = tensor.FromF32(y.Shape, v)
-		br2, err := GEMVBound(c.op, c.p, in, bad)
+		br2, err := gemvBound(c.op, c.p, in, bad)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -174,8 +174,8 @@ func Open() (*Device, error) {
 	}
 	d := &Device{name: C.GoString(name), dev: dev, queue: queue, pipes: map[string]unsafe.Pointer{}}
 	C.free(unsafe.Pointer(name))
-	for fn, mod := range EntryPoints {
-		m, err := LookupModule(mod)
+	for fn, mod := range entryPoints {
+		m, err := lookupModule(mod)
 		if err != nil {
 			d.Close()
 			return nil, err

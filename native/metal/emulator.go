@@ -17,17 +17,17 @@ import (
 	"sync"
 )
 
-// CXXFlags are the g++ flags of the Linux check. They pin the host's float
+// cxxFlags are the g++ flags of the Linux check. They pin the host's float
 // behaviour to the kernels' declared schedule: no contraction of a*b+c
 // into FMA, no fast math (metal_compat.h refuses to compile under
 // -ffast-math and checks FLT_EVAL_METHOD == 0). On x86-64 float arithmetic
 // is then scalar SSE, IEEE binary32 with every operation correctly rounded;
 // the driver checks at startup that subnormals are not flushed.
-var CXXFlags = []string{"-std=c++17", "-O2", "-ffp-contract=off", "-fno-fast-math", "-Wall", "-Wno-attributes", "-Wno-deprecated-declarations"}
+var cxxFlags = []string{"-std=c++17", "-O2", "-ffp-contract=off", "-fno-fast-math", "-Wall", "-Wno-attributes", "-Wno-deprecated-declarations"}
 
-// EmulatorVerifies is what a pass on the CPU emulation shows, in the words
+// emulatorVerifies is what a pass on the CPU emulation shows, in the words
 // the test output, the certificate and README.md use.
-const EmulatorVerifies = "the kernels' logic only (indexing, packing, tie rules, integer bit manipulation, the declared float " +
+const emulatorVerifies = "the kernels' logic only (indexing, packing, tie rules, integer bit manipulation, the declared float " +
 	"schedules and simd_sum order as emulated), run on the CPU with IEEE binary32 arithmetic; not Apple GPU arithmetic, " +
 	"not Apple's simd_sum order, not the Metal compiler"
 
@@ -54,16 +54,16 @@ type Emulator struct {
 	dead error
 }
 
-// ErrNoCompiler is returned (wrapped) by NewEmulator when the C++
+// errNoCompiler is returned (wrapped) by NewEmulator when the C++
 // compiler is not found.
-var ErrNoCompiler = errors.New("metal: no C++ compiler (the Metal CPU check compiles the .metal sources with g++)")
+var errNoCompiler = errors.New("metal: no C++ compiler (the Metal CPU check compiles the .metal sources with g++)")
 
 // NewEmulator writes the kernel sources and the emulation driver into dir,
 // compiles them with g++ (CXX, when set, names another g++-compatible
 // compiler) into one binary and starts it.
 func NewEmulator(ctx context.Context, dir string) (*Emulator, error) {
 	if runtime.GOOS == "windows" {
-		return nil, fmt.Errorf("%w: the emulator needs POSIX ucontext, which Windows lacks", ErrNoCompiler)
+		return nil, fmt.Errorf("%w: the emulator needs POSIX ucontext, which Windows lacks", errNoCompiler)
 	}
 	cxx := os.Getenv("CXX")
 	if cxx == "" {
@@ -71,7 +71,7 @@ func NewEmulator(ctx context.Context, dir string) (*Emulator, error) {
 	}
 	path, err := exec.LookPath(cxx)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %q is not on PATH", ErrNoCompiler, cxx)
+		return nil, fmt.Errorf("%w: %q is not on PATH", errNoCompiler, cxx)
 	}
 	if err := fs.WalkDir(files, ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
@@ -94,7 +94,7 @@ func NewEmulator(ctx context.Context, dir string) (*Emulator, error) {
 	if runtime.GOOS == "windows" {
 		bin += ".exe"
 	}
-	args := append(append([]string{}, CXXFlags...),
+	args := append(append([]string{}, cxxFlags...),
 		"-I", filepath.Join(dir, "cpu"), "-I", filepath.Join(dir, "kernels"),
 		"-o", bin, filepath.Join(dir, "cpu", "driver.cpp"))
 	cc := exec.CommandContext(ctx, path, args...)
@@ -152,9 +152,9 @@ func (e *Emulator) Describe() BackendInfo {
 	return BackendInfo{
 		Kind:     "cpu-emulation",
 		Name:     fmt.Sprintf("%s on %s/%s", e.Compiler, runtime.GOOS, runtime.GOARCH),
-		Verifies: EmulatorVerifies,
+		Verifies: emulatorVerifies,
 		Details: map[string]string{
-			"cxxflags":    strings.Join(CXXFlags, " "),
+			"cxxflags":    strings.Join(cxxFlags, " "),
 			"float":       floatNote(),
 			"simd_sum":    "butterfly xor tree, offsets 16, 8, 4, 2, 1, own value first (declared order; Apple's is undocumented)",
 			"simdgroup":   "32 lanes in lockstep phases (coroutines); threadgroup_barrier and simd_* are phase boundaries",

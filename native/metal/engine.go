@@ -87,8 +87,8 @@ var kernels = gate.Table[Backend]{
 		Doc: "MXFP4 x Q8_1 GEMV, SIMD K-split (lane = block/half, threadgroup LUT, deferred E8M0 scale, simd_sum)"}, Launch: runMXFP4GEMV},
 }
 
-// Kernels lists every kernel with its claim.
-var Kernels = kernels.Kernels()
+// kernelList lists every kernel with its claim.
+var kernelList = kernels.Kernels()
 
 // NewEngine returns the gate engine of the Metal kernels on b: it runs
 // each reference operation on the kernel that claims it, and each
@@ -103,7 +103,7 @@ func KernelFor(op string, p ops.Params) (gate.Kernel, bool) { return NewEngine(n
 type launcher struct{ b Backend }
 
 func (launcher) Name() string           { return "metal" }
-func (launcher) Kernels() []gate.Kernel { return Kernels }
+func (launcher) Kernels() []gate.Kernel { return kernelList }
 
 func (l launcher) Launch(ctx context.Context, k gate.Kernel, p ops.Params, in ops.Tensors) (ops.Tensors, error) {
 	return kernels.Run(ctx, l.b, k, p, in)

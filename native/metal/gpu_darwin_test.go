@@ -12,7 +12,7 @@ import (
 )
 
 // TestMetalGPU is the conformance suite on this Mac's GPU: the same
-// RunSuite as the Linux check, with the Metal Device as the backend.
+// runSuite as the Linux check, with the Metal Device as the backend.
 // UNVERIFIED until run on a Mac (go test -tags metal ./native/metal/).
 func TestMetalGPU(t *testing.T) {
 	d, err := Open()
@@ -26,7 +26,7 @@ func TestMetalGPU(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	vs, err := RunSuite(ctx, d, s)
+	vs, err := runSuite(ctx, d, s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +38,7 @@ func TestMetalGPU(t *testing.T) {
 	}
 	if *certDir != "" {
 		dir := filepath.Join(*certDir, "metal-gpu")
-		c := NewCertificate("bitexact conformance (native/metal, Metal GPU)", d, s, "embedded golden/data", vs)
+		c := newCertificate("bitexact conformance (native/metal, Metal GPU)", d, s, "embedded golden/data", vs)
 		if err := c.WriteDir(dir); err != nil {
 			t.Fatal(err)
 		}

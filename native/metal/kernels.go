@@ -19,8 +19,8 @@ type Module struct {
 	Doc string
 }
 
-// Modules lists the kernel families.
-var Modules = []Module{
+// modules lists the kernel families.
+var modules = []Module{
 	{Name: "e2m1", Doc: "E2M1 encode, nvidia profile, software (branchless thresholds)"},
 	{Name: "fp8", Doc: "E4M3 satfinite encode, software (the NVFP4 block-scale cast)"},
 	{Name: "nvfp4", Doc: "NVFP4 quantize, canonical recipe: tensor amax (simd_max, atomic max) and per-block quantize"},
@@ -31,15 +31,15 @@ var Modules = []Module{
 	{Name: "gemv_mxfp4", Doc: "MXFP4 x Q8_1 GEMV, SIMD K-split, declared schedule"},
 }
 
-// HeaderFile is the shared header every module includes.
-const HeaderFile = "kernels/bitexact.h"
+// headerFile is the shared header every module includes.
+const headerFile = "kernels/bitexact.h"
 
 //go:embed kernels/*.metal kernels/*.h cpu/metal_compat.h cpu/metal_stdlib cpu/driver.cpp
 var files embed.FS
 
-// LookupModule finds a module by name.
-func LookupModule(name string) (Module, error) {
-	for _, m := range Modules {
+// lookupModule finds a module by name.
+func lookupModule(name string) (Module, error) {
+	for _, m := range modules {
 		if m.Name == name {
 			return m, nil
 		}
@@ -60,7 +60,7 @@ func (m Module) Source() (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("metal: module %s: %w", m.Name, err)
 	}
-	hdr, err := files.ReadFile(HeaderFile)
+	hdr, err := files.ReadFile(headerFile)
 	if err != nil {
 		return "", fmt.Errorf("metal: %w", err)
 	}
@@ -83,10 +83,10 @@ func (m Module) SourceHash() (string, error) {
 	return hex.EncodeToString(h[:]), nil
 }
 
-// DeclaredSchedule returns the float schedule the module declares on its
+// declaredSchedule returns the float schedule the module declares on its
 // `// bitexact-schedule: ` line, and false when it declares none (a module
 // without a float reduction).
-func (m Module) DeclaredSchedule() (gemv.Schedule, bool, error) {
+func (m Module) declaredSchedule() (gemv.Schedule, bool, error) {
 	src, err := files.ReadFile(m.File())
 	if err != nil {
 		return gemv.Schedule{}, false, fmt.Errorf("metal: module %s: %w", m.Name, err)
@@ -129,10 +129,10 @@ var (
 		Accum: gemv.FP32, Partial: gemv.FP32, Reduce: gemv.Butterfly, Width: 32, Out: gemv.FP32}
 )
 
-// EntryPoints maps every kernel function to the module that defines it
-// (Kernels names the one that certifies each op; some ops dispatch
+// entryPoints maps every kernel function to the module that defines it
+// (the claims name the one that certifies each op; some ops dispatch
 // helpers too).
-var EntryPoints = map[string]string{
+var entryPoints = map[string]string{
 	"e2m1_nvidia":       "e2m1",
 	"e4m3_satfinite":    "fp8",
 	"nvfp4_amax":        "nvfp4",

@@ -11,7 +11,7 @@ import (
 	"github.com/bitexact/bitexact/refimpl/ops"
 )
 
-// RunSuite holds every kernel against the golden set s on backend b
+// runSuite holds every kernel against the golden set s on backend b
 // through conformance/gate:
 //
 //   - "golden" (gate.Golden): every case of s that a kernel claims,
@@ -22,18 +22,18 @@ import (
 //     committed GEMV cases use the CUDA/llama.cpp schedules, which these
 //     kernels do not claim), once per variant parameter (scale_decode for
 //     the sparse GEMV); a difference is explained, not excused, by
-//     refimpl/gemv's error bound (GEMVBound).
+//     refimpl/gemv's error bound (gemvBound).
 //
 // It returns one verdict per kernel and check, sorted; an error only when
 // the suite itself cannot run.
-func RunSuite(ctx context.Context, b Backend, s *golden.Set) ([]certificate.Verdict, error) {
+func runSuite(ctx context.Context, b Backend, s *golden.Set) ([]certificate.Verdict, error) {
 	e := NewEngine(b)
 	g, err := gate.Golden(ctx, e, s, 1)
 	if err != nil {
 		return nil, err
 	}
 	vs := g.Verdicts
-	for _, k := range Kernels {
+	for _, k := range kernelList {
 		if k.Schedule == nil {
 			continue
 		}
@@ -64,7 +64,7 @@ const scheduleNote = "on an Apple GPU a difference in a GEMV alone may be simd_s
 // bound for any float32 summation order.
 func boundFallback(op string) func(p ops.Params, in, got ops.Tensors) string {
 	return func(p ops.Params, in, got ops.Tensors) string {
-		br, err := GEMVBound(op, p, in, got["y"])
+		br, err := gemvBound(op, p, in, got["y"])
 		if err != nil {
 			return err.Error()
 		}
@@ -80,16 +80,16 @@ func firstOf(s string) string {
 	return "; first outside: " + s
 }
 
-// NewCertificate fills the gate record of a run on b with golden set s.
-func NewCertificate(tool string, b Backend, s *golden.Set, source string, vs []certificate.Verdict) *certificate.Gate {
+// newCertificate fills the gate record of a run on b with golden set s.
+func newCertificate(tool string, b Backend, s *golden.Set, source string, vs []certificate.Verdict) *certificate.Gate {
 	info := b.Describe()
 	c := &certificate.Gate{Tool: tool, Date: time.Now().UTC().Format(time.RFC3339), Backend: info.Kind, Device: info.Name,
 		Verifies: info.Verifies, Details: info.Details,
 		Golden: certificate.GateGolden{Suite: s.Manifest.Suite, Source: source, Generator: s.Manifest.Generator}}
-	for _, m := range Modules {
+	for _, m := range modules {
 		h, _ := m.SourceHash()
 		src := certificate.Source{Module: m.Name, SourceSHA256: h}
-		if sch, ok, _ := m.DeclaredSchedule(); ok {
+		if sch, ok, _ := m.declaredSchedule(); ok {
 			src.Schedule = sch.String()
 		}
 		c.Sources = append(c.Sources, src)

@@ -218,9 +218,9 @@ var opsShown = []string{
 	"sparse24.select", "sparse24.compress",
 }
 
-// BuildMeta assembles the metadata from the reference's tables, for a page
+// buildMeta assembles the metadata from the reference's tables, for a page
 // that finds the module at moduleFile (relative to the page).
-func BuildMeta(moduleFile string) Meta {
+func buildMeta(moduleFile string) Meta {
 	m := Meta{
 		Module:    ModuleInfo{SHA256: wasm.ModuleDigest(), GoVersion: wasm.ModuleGoVersion(), Bytes: len(module()), File: moduleFile},
 		Formats:   formats(),
@@ -265,7 +265,7 @@ func BuildMeta(moduleFile string) Meta {
 var serverMeta = sync.OnceValue(func() []byte { return metaJSON(serverModuleFile) })
 
 func metaJSON(moduleFile string) []byte {
-	b, err := json.Marshal(BuildMeta(moduleFile))
+	b, err := json.Marshal(buildMeta(moduleFile))
 	if err != nil {
 		panic(err) // plain strings and ints only
 	}

@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/bitexact/bitexact/conformance/record"
+	"github.com/bitexact/bitexact/internal/record"
 )
 
 // TestEcosystemJSON: the embedded matrix is what the records generate, as

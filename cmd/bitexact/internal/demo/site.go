@@ -26,13 +26,13 @@ type SiteFile struct {
 // points to.
 func ModuleFile() string { return "refimpl." + wasm.ModuleDigest()[:16] + ".wasm" }
 
-// Headers is the _headers file of a static site (the syntax of Netlify and
+// headers is the _headers file of a static site (the syntax of Netlify and
 // Cloudflare Pages; other hosts take the same rules in their own form):
 // the page, its scripts and meta.json revalidate on every load, the
 // content-addressed module is immutable, and the page is confined to its
 // own origin as under `bitexact serve`. Each file gets one Cache-Control:
 // both hosts join the values of a header set by several matching rules.
-func Headers() string {
+func headers() string {
 	var b strings.Builder
 	b.WriteString(`# Cache and security headers for the bitexact demo (Netlify / Cloudflare
 # Pages syntax). Everything but the module revalidates on each load, so a
@@ -72,7 +72,7 @@ func WriteSite(dir string) ([]SiteFile, error) {
 	files := map[string][]byte{
 		"meta.json":  metaJSON(ModuleFile()),
 		ModuleFile(): module(),
-		"_headers":   []byte(Headers()),
+		"_headers":   []byte(headers()),
 		".nojekyll":  {},
 	}
 	err := fs.WalkDir(assets, "assets", func(p string, d fs.DirEntry, err error) error {

@@ -9,16 +9,16 @@ import (
 	"testing"
 
 	"github.com/bitexact/bitexact/conformance/certificate"
-	"github.com/bitexact/bitexact/conformance/record"
 	"github.com/bitexact/bitexact/conformance/results"
 	"github.com/bitexact/bitexact/conformance/suite"
 	"github.com/bitexact/bitexact/golden"
+	"github.com/bitexact/bitexact/internal/record"
 	"github.com/bitexact/bitexact/refimpl/unary"
 	"github.com/bitexact/bitexact/wasm"
 )
 
 // root is the harness folder, relative to this package.
-const root = "../harness"
+const root = "../../conformance/harness"
 
 func readAll(t *testing.T) []record.File {
 	t.Helper()
@@ -27,7 +27,7 @@ func readAll(t *testing.T) []record.File {
 		t.Fatal(err)
 	}
 	if len(files) == 0 {
-		t.Fatal("no records under ../harness/*/records")
+		t.Fatal("no records under ../../conformance/harness/*/records")
 	}
 	return files
 }

@@ -65,12 +65,12 @@ type Comparison struct {
 	// then exact).
 	Inputs int64 `json:"differing_inputs"`
 	// First are the first differing inputs in input order (at most
-	// MaxFirst), from the chunks whose outputs were kept.
+	// maxFirst), from the chunks whose outputs were kept.
 	First []Diff `json:"first_differences,omitempty"`
 }
 
-// MaxFirst bounds Comparison.First.
-const MaxFirst = 8
+// maxFirst bounds Comparison.First.
+const maxFirst = 8
 
 // Unary is the record of one float32 -> code conversion.
 type Unary struct {
@@ -288,7 +288,7 @@ func (a *Analyzer) Add(i int, leaf string, out []byte) error {
 			continue
 		}
 		c.EncodeRange(start, a.ref)
-		n, first := diff(start, a.Width(), a.ref, out, MaxFirst-len(cmp.First))
+		n, first := diff(start, a.Width(), a.ref, out, maxFirst-len(cmp.First))
 		if cmp.Inputs >= 0 {
 			cmp.Inputs += n
 		}

@@ -3,7 +3,7 @@ package mutants_test
 import (
 	"fmt"
 
-	"github.com/bitexact/bitexact/conformance/mutants"
+	"github.com/bitexact/bitexact/internal/mutants"
 )
 
 // A CUDA mutant is a patch of a kernel source; it applies only while the

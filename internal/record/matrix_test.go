@@ -10,7 +10,7 @@ import (
 // which those two profiles differ (the link of a digest-only record) is
 // the record's own first difference.
 func TestFirstDifference(t *testing.T) {
-	files, err := ReadAll(os.DirFS("../harness"))
+	files, err := ReadAll(os.DirFS("../../conformance/harness"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -32,12 +32,12 @@ type MatrixUnary struct {
 	Canonical *Comparison `json:"canonical,omitempty"`
 	// Link is an input on which the implementation and the format's
 	// canonical profile disagree; nil when they agree everywhere.
-	Link *Link `json:"link,omitempty"`
+	Link *link `json:"link,omitempty"`
 }
 
-// Link is an input where a recorded implementation and the canonical
+// link is an input where a recorded implementation and the canonical
 // profile of its format disagree, to be shown in the value view.
-type Link struct {
+type link struct {
 	Input string `json:"input"` // float32 bits, 0x%08x
 	// Got is the implementation's code; Profile names the profile that
 	// gives Got on Input (the nearest, when the record conforms to it).
@@ -89,9 +89,9 @@ type BlockMismatch struct {
 	Mismatches int    `json:"mismatches"`
 }
 
-// BuildMatrix reads the records under root (the conformance/harness
+// buildMatrix reads the records under root (the conformance/harness
 // folder) into a Matrix, rows in the order of Ecosystem.
-func BuildMatrix(root string) (*Matrix, error) {
+func buildMatrix(root string) (*Matrix, error) {
 	files, err := ReadAll(os.DirFS(root))
 	if err != nil {
 		return nil, err
@@ -137,7 +137,7 @@ func BuildMatrix(root string) (*Matrix, error) {
 		switch {
 		case u.Canonical != nil && len(u.Canonical.First) > 0:
 			d := u.Canonical.First[0]
-			mu.Link = &Link{Input: d.Input, Got: d.Got, Profile: u.Nearest.Profile, Canonical: u.Canonical.Profile, Want: d.Profile, From: "record"}
+			mu.Link = &link{Input: d.Input, Got: d.Got, Profile: u.Nearest.Profile, Canonical: u.Canonical.Profile, Want: d.Profile, From: "record"}
 			if !u.Conforms() {
 				mu.Link.Profile = ""
 			}
@@ -151,13 +151,13 @@ func BuildMatrix(root string) (*Matrix, error) {
 				firsts[key] = d
 			}
 			if d != nil {
-				mu.Link = &Link{Input: d.Input, Got: d.Got, Profile: key[0], Canonical: key[1], Want: d.Profile, From: "reference"}
+				mu.Link = &link{Input: d.Input, Got: d.Got, Profile: key[0], Canonical: key[1], Want: d.Profile, From: "reference"}
 			}
 		case u.Canonical == nil && !u.Conforms() && len(u.Nearest.First) > 0:
 			// The nearest profile is the canonical one, and the
 			// implementation differs from it.
 			d := u.Nearest.First[0]
-			mu.Link = &Link{Input: d.Input, Got: d.Got, Canonical: u.Nearest.Profile, Want: d.Profile, From: "record"}
+			mu.Link = &link{Input: d.Input, Got: d.Got, Canonical: u.Nearest.Profile, Want: d.Profile, From: "record"}
 		}
 		m.Unary = append(m.Unary, mu)
 	}
@@ -178,10 +178,10 @@ func BuildMatrix(root string) (*Matrix, error) {
 	return m, nil
 }
 
-// EcosystemJSON renders BuildMatrix as indented JSON, the demo's
+// EcosystemJSON renders buildMatrix as indented JSON, the demo's
 // ecosystem.json.
 func EcosystemJSON(root string) ([]byte, error) {
-	m, err := BuildMatrix(root)
+	m, err := buildMatrix(root)
 	if err != nil {
 		return nil, err
 	}

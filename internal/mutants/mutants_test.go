@@ -157,7 +157,7 @@ func judgeHint(t *testing.T, c *certificate.Certificate, class, survives, hint s
 		got = append(got, cl.Class)
 	}
 	if p := c.Diagnosis.Partial; p != nil && p.Class != class && (hint == "" || p.Class != hint) {
-		// diagnose.LikelyCause must not show a hint naming another class.
+		// diagnose.likelyCause must not show a hint naming another class.
 		t.Errorf("hint %q names %s, not the mutant's class %q", c.Diagnosis.Summary(), p.Class, class)
 	}
 	if class == "" {
@@ -175,7 +175,7 @@ func judgeHint(t *testing.T, c *certificate.Certificate, class, survives, hint s
 	return true, false
 }
 
-// TestPartialHint holds diagnose.LikelyCause to the catalogue from the
+// TestPartialHint holds diagnose.likelyCause to the catalogue from the
 // other side: a mutant with a library class whose outputs are also wrong
 // in one more element (one bit of the first byte of the first output of
 // the first task flipped) is no longer explained exactly, and the hint
