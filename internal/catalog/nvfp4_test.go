@@ -71,7 +71,7 @@ func TestNVFP4EdgeSetsGlobal(t *testing.T) {
 // TestNVFP4EdgeSetsDiscriminate: on the NVFP4 edge sets the canonical
 // recipe differs in packed codes or block scales from every other named
 // recipe and from each single-rule variant that the mutant catalog
-// (conformance/mutants) plants: E2M1 ties away, reciprocal element and
+// (internal/mutants) plants: E2M1 ties away, reciprocal element and
 // block-scale paths, FTZ inputs. Without these sets the whole golden set
 // could not tell them apart (docs/rationale/certify.md).
 func TestNVFP4EdgeSetsDiscriminate(t *testing.T) {
