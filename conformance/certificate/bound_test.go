@@ -101,6 +101,12 @@ func TestBoundScheduleOutputsPass(t *testing.T) {
 				t.Errorf("verdict %q lacks %q", cert.Verdict, want)
 			}
 			t.Log(cert.Verdict)
+			// The unfused seq schedule overflows a float32 product on the
+			// separation row whose exact sum is -2^127 (fused, it does not):
+			// within the model only by the overflow rule.
+			if c.filter == ".seq" && !strings.Contains(cert.Verdict, "may overflow in some summation order") {
+				t.Errorf("seq's overflowing outputs are not reported as such: %s", cert.Verdict)
+			}
 			n := 0
 			for _, cs := range cert.Cases {
 				n += cs.Bound.Outputs

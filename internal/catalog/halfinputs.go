@@ -194,7 +194,75 @@ func halfBlockCatalog() ([]Inputs, []Case) {
 				return ops.Tensors{"x": tensor.FromBits16(src.dtype, []int{m, k}, v)}, nil
 			},
 		})
-		for _, in := range []string{"blocks." + src.name, "blocks." + src.name + "-nonfinite"} {
+		ins = append(ins, Inputs{
+			Name: "blocks." + src.name + "-specials", Seed: src.seed + 4,
+			Description: fmt.Sprintf("x %s [448,32] (the separation sets' layout for 16-bit codes): block j*32+p holds special j at position p "+
+				"(+NaN, -NaN, +Inf, -Inf, -0, +0, the smallest and the largest subnormal of both signs, the smallest normal and the largest finite value of both signs, "+
+				"14 in all) and seeded normal values times 2^(p%%9-4) elsewhere", src.name),
+			Make: func(seed uint64) (ops.Tensors, error) {
+				inf := src.max + 1
+				minNormal := lowestExponentCode(inf)
+				var specials []float32
+				for _, c := range []uint16{inf | 0x0040, inf | 0x8040, inf, inf | 0x8000, 0x8000, 0, 1, 0x8001,
+					minNormal - 1, (minNormal - 1) | 0x8000, minNormal, minNormal | 0x8000, src.max, src.max | 0x8000} {
+					specials = append(specials, widen16(src.dtype, c))
+				}
+				v32 := sepBlockSpecials(seed, 32, specials)
+				v := make([]uint16, len(v32))
+				for i, x := range v32 {
+					v[i] = src.enc(x)
+				}
+				return ops.Tensors{"x": tensor.FromBits16(src.dtype, []int{len(v) / 32, 32}, v)}, nil
+			},
+		})
+		ins = append(ins, Inputs{
+			Name: "blocks." + src.name + "-random", Seed: src.seed + 6,
+			Description: fmt.Sprintf("x %s [256,64], finite: approximately normal values times 2^(row%%16-8), 1024 blocks of 16 whose block and "+
+				"tensor scales differ: where 16-bit inputs make roundings of x/(p*s) and its spellings part rarely than float32 ones, many blocks find them", src.name),
+			Make: func(seed uint64) (ops.Tensors, error) {
+				r := NewRNG(seed)
+				const m, k = 256, 64
+				v := make([]uint16, m*k)
+				for i := range v {
+					v[i] = src.enc(float32(math.Ldexp(float64(r.Normal()), i/k%16-8)))
+				}
+				return ops.Tensors{"x": tensor.FromBits16(src.dtype, []int{m, k}, v)}, nil
+			},
+		})
+		if src.name == "bf16" {
+			// Forced by conformance/separation: torchao-0.16 (x/(p*s)) and
+			// torchao-0.17 (x*((1/p)/s)) quantize this finite matrix alike,
+			// and part once a small value replaces element 8 of every 32
+			// (the block maxima it replaces move the block scales).
+			var finite func(uint64) (ops.Tensors, error)
+			for _, in := range ins {
+				if in.Name == "blocks.bf16" {
+					finite = in.Make
+				}
+			}
+			ins = append(ins, Inputs{
+				Name: "blocks.bf16-small-at-8", Seed: src.seed,
+				Description: "blocks.bf16 with element 8 of every 32 replaced by bf16 0x83ff (-1.5e-36): the input on which conformance/separation found torchao-0.16 and torchao-0.17 to part",
+				Make: func(seed uint64) (ops.Tensors, error) {
+					ts, err := finite(seed)
+					if err != nil {
+						return nil, err
+					}
+					x := ts["x"]
+					v := x.Bits16()
+					for i := 8; i < len(v); i += 32 {
+						v[i] = 0x83ff
+					}
+					return ops.Tensors{"x": tensor.FromBits16(x.DType, x.Shape, v)}, nil
+				},
+			})
+			for _, rc := range nvfp4.Recipes() {
+				cases = append(cases, Case{Name: "nvfp4.blocks.bf16-small-at-8." + rc.Name, Family: "nvfp4", Op: "nvfp4.quantize",
+					Params: ops.Params{"recipe": rc.Name, "input": "bf16"}, Inputs: "blocks.bf16-small-at-8",
+					Description: "NVFP4 quantize of bf16 x (widened exactly to float32), recipe " + rc.Name + ": the separation input of torchao-0.16 and torchao-0.17"})
+			}
+		}
+		for _, in := range []string{"blocks." + src.name, "blocks." + src.name + "-nonfinite", "blocks." + src.name + "-specials", "blocks." + src.name + "-random"} {
 			for _, rc := range nvfp4.Recipes() {
 				cases = append(cases, Case{Name: fmt.Sprintf("nvfp4.%s.%s", in, rc.Name), Family: "nvfp4", Op: "nvfp4.quantize",
 					Params: ops.Params{"recipe": rc.Name, "input": src.name}, Inputs: in,
@@ -213,4 +281,17 @@ func halfBlockCatalog() ([]Inputs, []Case) {
 		}
 	}
 	return ins, cases
+}
+
+// lowestExponentCode is the code of the smallest normal of a 16-bit format
+// whose +Inf code is inf: the lowest bit of the exponent field.
+func lowestExponentCode(inf uint16) uint16 { return inf & -inf }
+
+// widen16 is the float32 value of a 16-bit code (exact: both formats widen
+// exactly).
+func widen16(d tensor.DType, c uint16) float32 {
+	if d == tensor.BF16 {
+		return math.Float32frombits(uint32(c) << 16)
+	}
+	return half.DecodeFP16(c)
 }

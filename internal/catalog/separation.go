@@ -354,16 +354,16 @@ func separationCatalog() ([]Inputs, []Case) {
 	}
 
 	// Sparse NVFP4 MoE GEMV: more than two active experts, repeated ones,
-	// K not a multiple of the 64-wide tile, special E4M3 scale codes at
+	// K in whole 64-wide tiles (the kernels' unit), special E4M3 scale codes at
 	// every position of a row of scales.
 	ins = append(ins, Inputs{Name: "sep.gemv.sparse_fp4.experts",
 		Seed: 0x73657065,
-		Description: "E=5, A=6 active rows with experts [4, 1, 1, 3, 0, 2] (five distinct, one repeated), K=208 (3.25 tiles of 64), N=32: " +
+		Description: "E=5, A=6 active rows with experts [4, 1, 1, 3, 0, 2] (five distinct, one repeated), K=256 (four tiles of 64: the CUDA sparse kernel, like the public sparse FP4 MoE kernels, takes K in whole tiles), N=32: " +
 			"comp random nibble pairs, meta random valid index pairs, scales E4M3 uniform in 0x28..0x47 except that scale row b of expert e " +
 			"holds, at column (b+e)%32, one of 0x00, 0x80 (-0), 0x01 (smallest subnormal), 0x7E (448), 0x7F and 0xFF (NaN for e4m3fn, ±480 for dgx_lut) in turn; " +
 			"global F32 [E] = 2^-10 * (1 + e/8) except expert 3: -(the largest float32 subnormal), which a kernel that flushes subnormal inputs turns into -0; act F16 [A,K] approximately normal times 2^-4",
 		Make: func(seed uint64) (ops.Tensors, error) {
-			const E, A, K, N = 5, 6, 208, 32
+			const E, A, K, N = 5, 6, 256, 32
 			r := NewRNG(seed)
 			comp := make([]uint8, E*K/4*N)
 			for i := range comp {
