@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"sort"
 	"strings"
 	"testing"
@@ -84,8 +83,10 @@ type pkg struct {
 // list runs go list over the module in one configuration.
 func list(t *testing.T, env []string, tags string) []pkg {
 	t.Helper()
-	gobin := filepath.Join(runtime.GOROOT(), "bin", "go")
-	if _, err := os.Stat(gobin); err != nil {
+	// The go command that runs the tests sets GOROOT for them; PATH is
+	// the fallback.
+	gobin := filepath.Join(os.Getenv("GOROOT"), "bin", "go")
+	if _, err := os.Stat(gobin); os.Getenv("GOROOT") == "" || err != nil {
 		if gobin, err = exec.LookPath("go"); err != nil {
 			t.Fatalf("no go command to list the module with: %v", err)
 		}

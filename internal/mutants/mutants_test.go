@@ -120,17 +120,12 @@ func TestCatalog(t *testing.T) {
 	}
 }
 
-// judge holds a mutant's certificate to the catalog's rules: a documented
-// survivor must conform; any other mutant must be rejected with a
-// diagnosis that names class, or, for class "" (a bug outside the
-// library), with a diagnosis that explains nothing. It reports whether
-// the mutant was killed and whether its class was named.
-func judge(t *testing.T, c *certificate.Certificate, class, survives string) (killed, diagnosed bool) {
-	t.Helper()
-	return judgeHint(t, c, class, survives, "")
-}
-
-// judgeHint is judge where a partial hint may also name hint.
+// judgeHint holds a mutant's certificate to the catalog's rules: a
+// documented survivor must conform; any other mutant must be rejected with
+// a diagnosis that names class (or, where hint is set, a partial hint that
+// names hint), or, for class "" (a bug outside the library), with a
+// diagnosis that explains nothing. It reports whether the mutant was
+// killed and whether its class was named.
 func judgeHint(t *testing.T, c *certificate.Certificate, class, survives, hint string) (killed, diagnosed bool) {
 	t.Helper()
 	if survives != "" {
