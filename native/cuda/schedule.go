@@ -57,8 +57,8 @@ func V7Schedule(fused bool, width int) gemv.Schedule {
 // MMVQSchedule is the float schedule of gemv_mxfp4_q8_1: 128 lanes, each a
 // 16-element half-block at a time in K order, d*sumi accumulated (fused or
 // not), warps 1..3 folded into warp 0, then a 32-wide xor butterfly,
-// float32 out.
+// float32 out, a NaN written as the GPU's canonical 0x7FFFFFFF.
 func MMVQSchedule(fused bool) gemv.Schedule {
 	return gemv.Schedule{ChunkK: mmvqGroupK, Lanes: mmvqThreads, GroupK: mmvqGroupK, Fused: fused,
-		Accum: gemv.FP32, Partial: gemv.FP32, Reduce: gemv.Butterfly, Width: 32, Out: gemv.FP32}
+		Accum: gemv.FP32, Partial: gemv.FP32, Reduce: gemv.Butterfly, Width: 32, Out: gemv.FP32, CanonicalNaN: true}
 }

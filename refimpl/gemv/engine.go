@@ -178,5 +178,8 @@ func (s *Schedule) run(x, y []float32, lanes []float32) (float32, []float32) {
 			r += v
 		}
 	}
+	if s.CanonicalNaN && r != r {
+		r = math.Float32frombits(0x7FFFFFFF)
+	}
 	return roundTo(s.Out, r), lanes
 }

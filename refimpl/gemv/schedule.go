@@ -123,6 +123,13 @@ type Schedule struct {
 	Width int
 	// Out is the precision of the result.
 	Out Precision
+	// CanonicalNaN writes every NaN result as the GPU's canonical NaN,
+	// 0x7FFFFFFF (an fp16 output then encodes it as 0x7FFF): NVIDIA GPUs
+	// return that NaN from every float instruction whatever the NaN
+	// operands (PTX ISA, "Floating-point ... NaN results are canonical"),
+	// where Go on amd64 and arm64 propagates an operand's payload. Spelled
+	// nan=cuda in the spec; left out of it when false.
+	CanonicalNaN bool
 }
 
 // Validate reports whether the schedule is well formed.
@@ -169,11 +176,16 @@ func (s Schedule) String() string {
 	if s.Reduce == Butterfly || s.Reduce == Strided {
 		red += strconv.Itoa(s.Width)
 	}
-	return fmt.Sprintf("chunk=%d,lanes=%d,group=%d,fma=%d,acc=%s,partial=%s,reduce=%s,out=%s",
+	spec := fmt.Sprintf("chunk=%d,lanes=%d,group=%d,fma=%d,acc=%s,partial=%s,reduce=%s,out=%s",
 		s.ChunkK, s.Lanes, s.GroupK, fma, s.Accum, s.Partial, red, s.Out)
+	if s.CanonicalNaN {
+		spec += ",nan=cuda"
+	}
+	return spec
 }
 
-// Parse reads a spec string as written by String. Every key is required.
+// Parse reads a spec string as written by String. Every key is required
+// but nan, whose absence means NaN results keep the host's bits.
 func Parse(spec string) (Schedule, error) {
 	var s Schedule
 	seen := map[string]bool{}
@@ -208,6 +220,11 @@ func Parse(spec string) (Schedule, error) {
 			s.Partial, err = parsePrecision(v)
 		case "out":
 			s.Out, err = parsePrecision(v)
+		case "nan":
+			if v != "cuda" {
+				err = fmt.Errorf("nan=%q, want cuda (or leave the key out)", v)
+			}
+			s.CanonicalNaN = true
 		case "reduce":
 			switch {
 			case v == "seq":
@@ -266,9 +283,9 @@ var (
 	// takes half-blocks t, t+128, ... (16 elements, qs bytes 0-7 or 8-15),
 	// tmp = fma(d, sumi, tmp) after inlining vec_dot_mxfp4_q8_1, warps 1-3
 	// are added into warp 0 in order, then warp_reduce_sum (xor 16..1).
-	MMVQ = Schedule{ChunkK: 16, Lanes: 128, GroupK: 16, Fused: true, Accum: FP32, Partial: FP32, Reduce: Butterfly, Width: 32, Out: FP32}
+	MMVQ = Schedule{ChunkK: 16, Lanes: 128, GroupK: 16, Fused: true, Accum: FP32, Partial: FP32, Reduce: Butterfly, Width: 32, Out: FP32, CanonicalNaN: true}
 	// MMVQNoFMA is MMVQ with tmp += float32(d*sumi).
-	MMVQNoFMA = Schedule{ChunkK: 16, Lanes: 128, GroupK: 16, Fused: false, Accum: FP32, Partial: FP32, Reduce: Butterfly, Width: 32, Out: FP32}
+	MMVQNoFMA = Schedule{ChunkK: 16, Lanes: 128, GroupK: 16, Fused: false, Accum: FP32, Partial: FP32, Reduce: Butterfly, Width: 32, Out: FP32, CanonicalNaN: true}
 	// Seq is one accumulator over all of K, unfused, float32 out.
 	Seq = Schedule{GroupK: 1, Accum: FP32, Partial: FP32, Reduce: Sequential, Out: FP32}
 	// SeqFMA is Seq with fused multiply-adds.

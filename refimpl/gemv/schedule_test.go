@@ -1,6 +1,7 @@
 package gemv
 
 import (
+	"math"
 	"strings"
 	"testing"
 )
@@ -33,7 +34,7 @@ func TestScheduleSpec(t *testing.T) {
 	if got := SparseV7.String(); got != want {
 		t.Errorf("SparseV7 = %q, want %q", got, want)
 	}
-	if got := MMVQ.String(); got != "chunk=16,lanes=128,group=16,fma=1,acc=fp32,partial=fp32,reduce=butterfly32,out=fp32" {
+	if got := MMVQ.String(); got != "chunk=16,lanes=128,group=16,fma=1,acc=fp32,partial=fp32,reduce=butterfly32,out=fp32,nan=cuda" {
 		t.Errorf("MMVQ = %q", got)
 	}
 }
@@ -51,6 +52,7 @@ func TestScheduleErrors(t *testing.T) {
 		{"fused fp16", "chunk=0,lanes=0,group=1,fma=1,acc=fp16,partial=fp32,reduce=seq,out=fp32", "fused fp16"},
 		{"repeated", "chunk=0,chunk=0", "repeated"},
 		{"not kv", "chunk=0,lanes", "not key=value"},
+		{"bad nan", "chunk=0,lanes=0,group=1,fma=0,acc=fp32,partial=fp32,reduce=seq,out=fp32,nan=x86", "nan="},
 		{"unknown key", "chunk=0,lanes=0,group=1,fma=0,acc=fp32,partial=fp32,reduce=seq,out=fp32,x=1", "unknown key"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -81,5 +83,30 @@ func TestSummaries(t *testing.T) {
 	}
 	if Summary("chunk=64") != "" {
 		t.Error("a spec string has a summary")
+	}
+}
+
+// TestCanonicalNaN: a schedule with nan=cuda writes a NaN result as
+// 0x7FFFFFFF whatever NaN reached it (here an fp16 weight NaN with a
+// payload, 0x7E01, widened to 0x7FC02000); without it the operand's NaN
+// comes through.
+func TestCanonicalNaN(t *testing.T) {
+	const one = 0x3C00 // fp16 1.0
+	w := []uint16{one, 0x7E01, one, one}
+	x := []uint16{one, one, one, one}
+	for _, c := range []struct {
+		s    Schedule
+		want uint32
+	}{
+		{Schedule{GroupK: 1, Accum: FP32, Partial: FP32, Out: FP32, CanonicalNaN: true}, 0x7FFFFFFF},
+		{Schedule{GroupK: 1, Accum: FP32, Partial: FP32, Out: FP32}, 0x7FC02000},
+	} {
+		y, err := F16GEMV(w, x, 4, 1, c.s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := math.Float32bits(y[0]); got != c.want {
+			t.Errorf("%s: NaN output 0x%08x, want 0x%08x", c.s, got, c.want)
+		}
 	}
 }
