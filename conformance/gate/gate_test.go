@@ -11,6 +11,7 @@ import (
 	"github.com/bitexact/bitexact/conformance/suite"
 	"github.com/bitexact/bitexact/golden"
 	"github.com/bitexact/bitexact/refimpl/ops"
+	"github.com/bitexact/bitexact/refimpl/tensor"
 	"github.com/bitexact/bitexact/refimpl/unary"
 )
 
@@ -222,5 +223,56 @@ func TestHeldAgainst(t *testing.T) {
 		if v.Result != c.result {
 			t.Errorf("%s: %s: %s, want %s", c.name, v.Result, v.Detail, c.result)
 		}
+	}
+}
+
+// TestSuiteBound: Suite runs a bound-mode suite (no expected outputs; the
+// kernel gets the bound model's parameters and the certificate holds each
+// output to the bound of the exact product). A float32 GEMV summing in
+// row order is within mul32=1; the same with one output's exponent moved
+// is not.
+func TestSuiteBound(t *testing.T) {
+	set, err := golden.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := suite.Resolve(set, "gemv-bound")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const model = "mul32=1,round16=0,out=fp32"
+	for _, broken := range []bool{false, true} {
+		cert, err := gate.Suite(context.Background(), gate.SuiteOptions{Set: set, Suite: s, Profile: model, Reference: golden.Native{},
+			Certificate: certificate.Input{Backend: "go", Implementation: "gate test"}},
+			func(ctx context.Context, tk gate.Task) (ops.Tensors, error) {
+				if tk.Params["out"] != "fp32" || len(tk.Layout) != 1 || tk.Layout[0].DType != "F32" {
+					t.Fatalf("task %s: params %v, layout %+v; want the model's and one F32 y", tk.Name, tk.Params, tk.Layout)
+				}
+				w, x := tk.Inputs["w"], tk.Inputs["x"]
+				ws, xs := w.F32(), x.F32()
+				n, k := w.Shape[0], w.Shape[1]
+				y := make([]float32, n)
+				for r := range y {
+					var acc float32
+					for i := 0; i < k; i++ {
+						acc = float32(ws[r*k+i]*xs[i]) + acc
+					}
+					y[r] = acc
+				}
+				if broken {
+					y[n/2] *= 4
+				}
+				return ops.Tensors{"y": tensor.FromF32(tk.Layout[0].Shape, y)}, nil
+			})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cert.Conforms == broken || cert.Mode != certificate.ModeBound {
+			t.Errorf("broken %v: conforms %v, mode %q: %s", broken, cert.Conforms, cert.Mode, cert.Verdict)
+		}
+		if !strings.Contains(cert.Verdict, "RIGOROUS BOUND") {
+			t.Errorf("verdict does not say it is a bound: %s", cert.Verdict)
+		}
+		t.Log(cert.Verdict)
 	}
 }

@@ -28,8 +28,9 @@ type Task struct {
 	Inputs ops.Tensors
 	// Expected are the outputs the kernel is held to: the golden set's,
 	// or, where it has no case of Profile for the task, those the
-	// reference computed from Inputs (Computed is then true). Layout
-	// gives their names, dtypes and shapes.
+	// reference computed from Inputs (Computed is then true); none in a
+	// bound-mode suite, where Params are the bound model's. Layout gives
+	// the outputs' names, dtypes and shapes.
 	Expected ops.Tensors
 	Computed bool
 	Layout   []golden.TensorInfo
@@ -89,6 +90,18 @@ func suiteTask(ctx context.Context, set *golden.Set, s *suite.Suite, st suite.Ta
 	}
 	var err error
 	if t.Inputs, err = set.Inputs(st.Cases[st.Profiles[0]]); err != nil {
+		return t, err
+	}
+	if s.Bound {
+		// A bound-mode task has no expected outputs: the certificate
+		// holds each output to the rigorous bound of the exact product
+		// under the bound model p, whose parameters the kernel gets.
+		claim, err := s.ParseBound(p)
+		if err != nil {
+			return t, err
+		}
+		t.Params = claim.Params
+		t.Layout, err = s.BoundLayout(st, p)
 		return t, err
 	}
 	if t.Params, err = s.Params(st, p); err != nil {
