@@ -70,6 +70,13 @@
 // task, to outputs computed by the embedded WebAssembly reference from the
 // task's inputs, as bitexact certify computes them.
 //
+// A GEMV whose summation order is not fixed (split-K with atomics) is held
+// by a bound-mode suite (gemv-bound, gemv-f16-bound, gemv-mxfp4-bound,
+// gemv-awq-bound, gemv-sparse-fp4-bound) to the rigorous error bound of the
+// exact product under the bound model named in place of a profile, such
+// as "mul32=1,round16=0,out=fp32" (see the CheckSuite bound example); the
+// verdict then says it is a bound, not bit-exactness.
+//
 // # Reports
 //
 // A failing check fails the test with one report (see Report):

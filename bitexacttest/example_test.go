@@ -102,3 +102,31 @@ func ExampleCheckUnaryFromBF16() {
 	// Output:
 	// e4m3/satfinite: CONFORMS on 65536 inputs (every bf16 input (2^16))
 }
+
+// A GEMV whose summation order is not fixed (split-K with atomics) is
+// gated against the rigorous error bound of the exact product, under the
+// bound model it declares: here float32 products (mul32=1), float32 out,
+// summed in any order. The verdict says it is a bound, not bit-exactness.
+func ExampleCheckSuite_bound() {
+	gemv := func(in bitexacttest.Inputs) (bitexacttest.Outputs, error) {
+		w, x := in.F32("w"), in.F32("x")
+		out := in.Outputs()
+		y := out.F32("y")
+		k := len(x)
+		for r := range y {
+			var acc float32
+			for i := k - 1; i >= 0; i-- { // backwards: any order is within
+				acc = float32(w[r*k+i]*x[i]) + acc
+			}
+			y[r] = acc
+		}
+		return out, nil
+	}
+	r, err := bitexacttest.CheckSuite("gemv-bound", "mul32=1,round16=0,out=fp32", gemv)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(r.Subject, r.Conforms)
+	// Output:
+	// gemv-bound mul32=1,round16=0,out=fp32 true
+}
