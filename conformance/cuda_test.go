@@ -24,7 +24,7 @@ import (
 	"github.com/bitexact/bitexact/refimpl/tensor"
 )
 
-var certDir = flag.String("cert", os.Getenv("BITEXACT_CERT_DIR"), "write certificate.json and certificate.md to this directory (default $BITEXACT_CERT_DIR)")
+var certDir = flag.String("cert", os.Getenv("BITEXACT_CERT_DIR"), "write the gate record (gate.json, gate.md) to this directory (default $BITEXACT_CERT_DIR)")
 
 var (
 	dev    *cuda.Device

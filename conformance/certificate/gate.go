@@ -114,7 +114,7 @@ func (g *Gate) Finish() {
 	}
 }
 
-// JSON is the record as written to certificate.json (after Finish).
+// JSON is the record as written to gate.json (after Finish).
 func (g *Gate) JSON() ([]byte, error) {
 	g.Finish()
 	g.mu.Lock()
@@ -174,7 +174,9 @@ func (g *Gate) Markdown() []byte {
 	return []byte(b.String())
 }
 
-// WriteDir writes certificate.json and certificate.md into dir.
+// WriteDir writes gate.json and gate.md into dir: a gate record, not a
+// certificate (certificate.json is always a Certificate, which verify-cert
+// reads).
 func (g *Gate) WriteDir(dir string) error {
 	j, err := g.JSON()
 	if err != nil {
@@ -183,8 +185,8 @@ func (g *Gate) WriteDir(dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	if err := os.WriteFile(filepath.Join(dir, "certificate.json"), j, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "gate.json"), j, 0o644); err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(dir, "certificate.md"), g.Markdown(), 0o644)
+	return os.WriteFile(filepath.Join(dir, "gate.md"), g.Markdown(), 0o644)
 }

@@ -22,7 +22,7 @@ import (
 	"github.com/bitexact/bitexact/refimpl/tensor"
 )
 
-var certDir = flag.String("cert", os.Getenv("BITEXACT_CERT_DIR"), "write certificates (certificate.json, certificate.md) under this directory: cpu-emulation/ for the Linux check, metal-gpu/ for the Mac (default $BITEXACT_CERT_DIR)")
+var certDir = flag.String("cert", os.Getenv("BITEXACT_CERT_DIR"), "write gate records (gate.json, gate.md) under this directory: cpu-emulation/ for the Linux check, metal-gpu/ for the Mac (default $BITEXACT_CERT_DIR)")
 
 // The emulator is compiled once per test binary.
 var emu struct {
