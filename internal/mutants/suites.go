@@ -182,33 +182,31 @@ func reorderMeta(wide bool, group, interweave int, swap bool) func(ops.Params, o
 	return func(p ops.Params, in ops.Tensors) (ops.Tensors, error) {
 		m := in["meta"]
 		n, k := m.Shape[0], 8*m.Shape[1]
+		at := func(r, c int) int { return reorderOffset(r, c, n, group, interweave, swap) }
 		if wide {
 			v, err := sparse24.MetaTo32(m.Data, n, k)
 			if err != nil {
 				return nil, err
 			}
-			cols := k / 32
-			o := make([]uint32, len(v))
-			for r := 0; r < n; r++ {
-				for c := 0; c < cols; c++ {
-					o[reorderOffset(r, c, n, group, interweave, swap)] = v[r*cols+c]
-				}
-			}
-			return ops.Tensors{"meta_reordered": tensor.FromBits32(tensor.I32, []int{n, cols}, o)}, nil
+			return ops.Tensors{"meta_reordered": tensor.FromBits32(tensor.I32, []int{n, k / 32}, permuted(v, n, k/32, at))}, nil
 		}
 		v, err := sparse24.MetaTo16(m.Data, n, k)
 		if err != nil {
 			return nil, err
 		}
-		cols := k / 16
-		o := make([]uint16, len(v))
-		for r := 0; r < n; r++ {
-			for c := 0; c < cols; c++ {
-				o[reorderOffset(r, c, n, group, interweave, swap)] = v[r*cols+c]
-			}
-		}
-		return ops.Tensors{"meta_reordered": tensor.FromBits16(tensor.I16, []int{n, cols}, o)}, nil
+		return ops.Tensors{"meta_reordered": tensor.FromBits16(tensor.I16, []int{n, k / 16}, permuted(v, n, k/16, at))}, nil
 	}
+}
+
+// permuted moves element (r, c) of the n x cols row-major v to at(r, c).
+func permuted[T uint16 | uint32](v []T, n, cols int, at func(r, c int) int) []T {
+	o := make([]T, len(v))
+	for r := 0; r < n; r++ {
+		for c := 0; c < cols; c++ {
+			o[at(r, c)] = v[r*cols+c]
+		}
+	}
+	return o
 }
 
 // unreorderNoSwap inverts the 16-bit reorder without the 2x2 swap.
