@@ -1,9 +1,7 @@
 package suite
 
 import (
-	"encoding/binary"
 	"fmt"
-	"math"
 	"strconv"
 	"strings"
 
@@ -161,41 +159,16 @@ func (s *Suite) BoundProblems(t Task, in ops.Tensors, claim BoundClaim) ([]Bound
 	return nil, fmt.Errorf("suite %s: op %s has no bound mode", s.Name, s.Op)
 }
 
-// floats decodes an F16, F32 or F64 tensor exactly.
-func floats(t tensor.Tensor, name string) ([]float64, error) {
-	if err := t.Validate(); err != nil {
-		return nil, fmt.Errorf("tensor %q: %w", name, err)
-	}
-	v := make([]float64, t.Len())
-	switch t.DType {
-	case tensor.F16:
-		for i, h := range t.Bits16() {
-			v[i] = float64(half.DecodeFP16(h))
-		}
-	case tensor.F32:
-		for i := range v {
-			v[i] = float64(math.Float32frombits(binary.LittleEndian.Uint32(t.Data[4*i:])))
-		}
-	case tensor.F64:
-		for i := range v {
-			v[i] = math.Float64frombits(binary.LittleEndian.Uint64(t.Data[8*i:]))
-		}
-	default:
-		return nil, fmt.Errorf("tensor %q: dtype %s, want F16, F32 or F64", name, t.DType)
-	}
-	return v, nil
-}
-
 func exactProblems(in ops.Tensors) ([]BoundProblem, error) {
 	wt, xt := in["w"], in["x"]
 	if len(wt.Shape) != 2 || len(xt.Shape) != 1 || xt.Shape[0] != wt.Shape[1] {
 		return nil, fmt.Errorf("tensors w %v and x %v: want [N K] and [K]", wt.Shape, xt.Shape)
 	}
-	w, err := floats(wt, "w")
+	w, err := ops.ExactFloats(wt, "w")
 	if err != nil {
 		return nil, err
 	}
-	x, err := floats(xt, "x")
+	x, err := ops.ExactFloats(xt, "x")
 	if err != nil {
 		return nil, err
 	}
@@ -261,7 +234,7 @@ func awqProblems(in ops.Tensors, g int) ([]BoundProblem, error) {
 			w[o*ic+i] = float64(half.DecodeFP16(wh[i*oc+o]))
 		}
 	}
-	xf, err := floats(x, "x")
+	xf, err := ops.ExactFloats(x, "x")
 	if err != nil {
 		return nil, err
 	}

@@ -280,8 +280,9 @@ func runAWQ(p Params, in Tensors) (Tensors, error) {
 	return Tensors{"y": gemvOut(y, []int{oc}, s.Out)}, nil
 }
 
-// gemvFloats decodes an F16, F32 or F64 tensor exactly.
-func gemvFloats(t tensor.Tensor, name string) ([]float64, error) {
+// ExactFloats decodes an F16, F32 or F64 tensor exactly into float64: the
+// values gemv.exact sums, and those a bound-mode certificate decodes.
+func ExactFloats(t tensor.Tensor, name string) ([]float64, error) {
 	if err := t.Validate(); err != nil {
 		return nil, fmt.Errorf("tensor %q: %w", name, err)
 	}
@@ -340,11 +341,11 @@ func runExact(p Params, in Tensors) (Tensors, error) {
 	if len(xt.Shape) != 1 || xt.Shape[0] != k {
 		return nil, fmt.Errorf("tensor \"x\": shape %v, want [%d]", xt.Shape, k)
 	}
-	w, err := gemvFloats(wt, "w")
+	w, err := ExactFloats(wt, "w")
 	if err != nil {
 		return nil, err
 	}
-	x, err := gemvFloats(xt, "x")
+	x, err := ExactFloats(xt, "x")
 	if err != nil {
 		return nil, err
 	}
@@ -353,7 +354,7 @@ func runExact(p Params, in Tensors) (Tensors, error) {
 		if len(gt.Shape) != 1 || gt.Shape[0] != n || (gt.DType != tensor.F32 && gt.DType != tensor.F16) {
 			return nil, fmt.Errorf("tensor \"got\": %s %v, want F32 or F16 [%d]", gt.DType, gt.Shape, n)
 		}
-		if got, err = gemvFloats(gt, "got"); err != nil {
+		if got, err = ExactFloats(gt, "got"); err != nil {
 			return nil, err
 		}
 	}
