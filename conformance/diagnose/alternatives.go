@@ -796,20 +796,9 @@ func awqAlternatives() []Alternative {
 func awqQuantizeAlternatives() []Alternative {
 	run := func(t Task, wOrder, zOrder [8]int, zOff int) (ops.Tensors, bool, error) {
 		qz, err := awq.QuantizerByName(t.Params.Get("quantizer", "forge"))
-		w, ok := t.Inputs["w"]
+		w, ic, oc, g, ok := awqQuantizeShape(t)
 		sc, oks := t.Reference["scales"]
-		if err != nil || !ok || !oks || w.DType != tensor.F16 || len(w.Shape) != 2 {
-			return nil, false, nil
-		}
-		ic, oc := w.Shape[0], w.Shape[1]
-		g, err := t.Params.Int("group", 128)
-		if err != nil {
-			return nil, false, nil
-		}
-		if g == -1 {
-			g = ic
-		}
-		if g <= 0 || ic%g != 0 || oc%8 != 0 {
+		if err != nil || !ok || !oks {
 			return nil, false, nil
 		}
 		q, err := awq.Quantize(w.Bits16(), ic, oc, g, qz)

@@ -94,19 +94,8 @@ func awqForgeSteps(t Task, rz, rcp bool) (ops.Tensors, bool, error) {
 	if t.Params.Get("quantizer", "forge") != "forge" {
 		return nil, false, nil
 	}
-	w, ok := t.Inputs["w"]
-	if !ok || w.DType != tensor.F16 || len(w.Shape) != 2 {
-		return nil, false, nil
-	}
-	ic, oc := w.Shape[0], w.Shape[1]
-	g, err := t.Params.Int("group", 128)
-	if err != nil {
-		return nil, false, nil
-	}
-	if g == -1 {
-		g = ic
-	}
-	if g <= 0 || ic%g != 0 || oc%8 != 0 {
+	w, ic, oc, g, ok := awqQuantizeShape(t)
+	if !ok {
 		return nil, false, nil
 	}
 	wb := w.Bits16()
@@ -166,4 +155,23 @@ func awqStepAlternatives() []Alternative {
 		{Class: "element-rule:mul-rcp-d", Doc: "weights scaled by w * float32(1/s) instead of w / s",
 			Compute: func(s *suite.Suite, t Task) (ops.Tensors, bool, error) { return awqForgeSteps(t, false, true) }},
 	}
+}
+
+// awqQuantizeShape reads an awq.quantize task's fp16 weight [ic, oc] and
+// group size (-1: the whole of ic); ok is false where the task is not one
+// the AWQ alternatives can rerun.
+func awqQuantizeShape(t Task) (w tensor.Tensor, ic, oc, g int, ok bool) {
+	w, ok = t.Inputs["w"]
+	if !ok || w.DType != tensor.F16 || len(w.Shape) != 2 {
+		return w, 0, 0, 0, false
+	}
+	ic, oc = w.Shape[0], w.Shape[1]
+	g, err := t.Params.Int("group", 128)
+	if err != nil {
+		return w, 0, 0, 0, false
+	}
+	if g == -1 {
+		g = ic
+	}
+	return w, ic, oc, g, g > 0 && ic%g == 0 && oc%8 == 0
 }
