@@ -229,39 +229,6 @@ func halfBlockCatalog() ([]Inputs, []Case) {
 				return ops.Tensors{"x": tensor.FromBits16(src.dtype, []int{m, k}, v)}, nil
 			},
 		})
-		if src.name == "bf16" {
-			// Forced by conformance/separation: torchao-0.16 (x/(p*s)) and
-			// torchao-0.17 (x*((1/p)/s)) quantize this finite matrix alike,
-			// and part once a small value replaces element 8 of every 32
-			// (the block maxima it replaces move the block scales).
-			var finite func(uint64) (ops.Tensors, error)
-			for _, in := range ins {
-				if in.Name == "blocks.bf16" {
-					finite = in.Make
-				}
-			}
-			ins = append(ins, Inputs{
-				Name: "blocks.bf16-small-at-8", Seed: src.seed,
-				Description: "blocks.bf16 with element 8 of every 32 replaced by bf16 0x83ff (-1.5e-36): the input on which conformance/separation found torchao-0.16 and torchao-0.17 to part",
-				Make: func(seed uint64) (ops.Tensors, error) {
-					ts, err := finite(seed)
-					if err != nil {
-						return nil, err
-					}
-					x := ts["x"]
-					v := x.Bits16()
-					for i := 8; i < len(v); i += 32 {
-						v[i] = 0x83ff
-					}
-					return ops.Tensors{"x": tensor.FromBits16(x.DType, x.Shape, v)}, nil
-				},
-			})
-			for _, rc := range nvfp4.Recipes() {
-				cases = append(cases, Case{Name: "nvfp4.blocks.bf16-small-at-8." + rc.Name, Family: "nvfp4", Op: "nvfp4.quantize",
-					Params: ops.Params{"recipe": rc.Name, "input": "bf16"}, Inputs: "blocks.bf16-small-at-8",
-					Description: "NVFP4 quantize of bf16 x (widened exactly to float32), recipe " + rc.Name + ": the separation input of torchao-0.16 and torchao-0.17"})
-			}
-		}
 		for _, in := range []string{"blocks." + src.name, "blocks." + src.name + "-nonfinite", "blocks." + src.name + "-specials", "blocks." + src.name + "-random"} {
 			for _, rc := range nvfp4.Recipes() {
 				cases = append(cases, Case{Name: fmt.Sprintf("nvfp4.%s.%s", in, rc.Name), Family: "nvfp4", Op: "nvfp4.quantize",
@@ -280,7 +247,8 @@ func halfBlockCatalog() ([]Inputs, []Case) {
 			}
 		}
 	}
-	return ins, cases
+	si, sc := bf16SmallAt8(ins)
+	return append(ins, si...), append(cases, sc...)
 }
 
 // lowestExponentCode is the code of the smallest normal of a 16-bit format
@@ -294,4 +262,42 @@ func widen16(d tensor.DType, c uint16) float32 {
 		return math.Float32frombits(uint32(c) << 16)
 	}
 	return half.DecodeFP16(c)
+}
+
+// bf16SmallAt8 is an input forced by conformance/separation: torchao-0.16
+// (x/(p*s)) and torchao-0.17 (x*((1/p)/s)) quantize the finite bf16 matrix
+// alike, and part once a small value replaces element 8 of every 32 (the
+// block maxima it replaces move the block scales). It derives from the
+// blocks.bf16 set among ins.
+func bf16SmallAt8(ins []Inputs) ([]Inputs, []Case) {
+	var finite func(uint64) (ops.Tensors, error)
+	var seed uint64
+	for _, in := range ins {
+		if in.Name == "blocks.bf16" {
+			finite, seed = in.Make, in.Seed
+		}
+	}
+	in := Inputs{
+		Name: "blocks.bf16-small-at-8", Seed: seed,
+		Description: "blocks.bf16 with element 8 of every 32 replaced by bf16 0x83ff (-1.5e-36): the input on which conformance/separation found torchao-0.16 and torchao-0.17 to part",
+		Make: func(seed uint64) (ops.Tensors, error) {
+			ts, err := finite(seed)
+			if err != nil {
+				return nil, err
+			}
+			x := ts["x"]
+			v := x.Bits16()
+			for i := 8; i < len(v); i += 32 {
+				v[i] = 0x83ff
+			}
+			return ops.Tensors{"x": tensor.FromBits16(x.DType, x.Shape, v)}, nil
+		},
+	}
+	var cases []Case
+	for _, rc := range nvfp4.Recipes() {
+		cases = append(cases, Case{Name: "nvfp4.blocks.bf16-small-at-8." + rc.Name, Family: "nvfp4", Op: "nvfp4.quantize",
+			Params: ops.Params{"recipe": rc.Name, "input": "bf16"}, Inputs: in.Name,
+			Description: "NVFP4 quantize of bf16 x (widened exactly to float32), recipe " + rc.Name + ": the separation input of torchao-0.16 and torchao-0.17"})
+	}
+	return []Inputs{in}, cases
 }
