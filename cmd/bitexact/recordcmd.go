@@ -17,6 +17,7 @@ import (
 
 	"github.com/bitexact/bitexact/golden/exhaustive"
 	"github.com/bitexact/bitexact/internal/record"
+	"github.com/bitexact/bitexact/internal/safeio"
 )
 
 const recordHelp = `
@@ -126,10 +127,7 @@ func writeRecord(path string, v any) error {
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	return os.WriteFile(path, b, 0o644)
+	return safeio.WriteFile(path, b, 0o644)
 }
 
 func streamUnary(ctx context.Context, r io.Reader, format string, p record.Provenance, stderr io.Writer) (*record.Unary, error) {

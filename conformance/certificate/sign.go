@@ -12,7 +12,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
+	"runtime"
 
 	"github.com/bitexact/bitexact/internal/safeio"
 )
@@ -137,10 +139,21 @@ const (
 
 // GenerateKey writes a new ed25519 key pair: the private key to priv
 // (PEM PKCS #8, mode 0600) and the public key to pub (PEM PKIX). It
-// refuses to overwrite either file.
+// refuses to overwrite either file, or to write through a symbolic link
+// (internal/safeio.CreateFile): both names are checked before anything
+// is written, and when the public key cannot be written after all (a
+// file created there meanwhile) the private key just written is removed,
+// so a failure leaves no half of a pair behind.
 func GenerateKey(random io.Reader, priv, pub string) (ed25519.PublicKey, error) {
 	if random == nil {
 		random = rand.Reader
+	}
+	for _, p := range []string{priv, pub} {
+		if _, err := os.Lstat(p); err == nil {
+			return nil, fmt.Errorf("%s: file exists; keygen never overwrites a key file", p)
+		} else if !errors.Is(err, fs.ErrNotExist) {
+			return nil, err
+		}
 	}
 	pk, sk, err := ed25519.GenerateKey(random)
 	if err != nil {
@@ -154,24 +167,25 @@ func GenerateKey(random io.Reader, priv, pub string) (ed25519.PublicKey, error) 
 	if err != nil {
 		return nil, err
 	}
-	for _, f := range []struct {
-		path, typ string
-		der       []byte
-		mode      os.FileMode
-	}{{priv, privatePEM, skb, 0o600}, {pub, publicPEM, pkb, 0o644}} {
-		w, err := os.OpenFile(f.path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, f.mode)
-		if err != nil {
-			return nil, err
-		}
-		err = pem.Encode(w, &pem.Block{Type: f.typ, Bytes: f.der})
-		if cerr := w.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			return nil, err
-		}
+	if err := safeio.CreateFile(priv, pem.EncodeToMemory(&pem.Block{Type: privatePEM, Bytes: skb}), 0o600); err != nil {
+		return nil, err
+	}
+	if err := safeio.CreateFile(pub, pem.EncodeToMemory(&pem.Block{Type: publicPEM, Bytes: pkb}), 0o644); err != nil {
+		os.Remove(priv)
+		return nil, err
 	}
 	return pk, nil
+}
+
+// KeyFileWarning is a warning when the private key file at path can be
+// read by its group or by others (anyone who can read it can sign as its
+// owner), and "" otherwise or where file modes mean nothing (Windows).
+func KeyFileWarning(path string) string {
+	st, err := os.Stat(path)
+	if err != nil || runtime.GOOS == "windows" || st.Mode().Perm()&0o077 == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s is readable by its group or by others (mode %04o): anyone who can read it can sign as you; chmod 600 it", path, st.Mode().Perm())
 }
 
 // LoadPrivateKey reads an ed25519 private key written by GenerateKey (or
