@@ -19,6 +19,7 @@ import (
 	"github.com/bitexact/bitexact/internal/catalog"
 	"github.com/bitexact/bitexact/internal/safeio"
 	"github.com/bitexact/bitexact/internal/stfile"
+	"github.com/bitexact/bitexact/internal/strictjson"
 	"github.com/bitexact/bitexact/refimpl/ops"
 )
 
@@ -388,6 +389,9 @@ func Load(fsys fs.FS) (*Set, error) {
 	mb, err := fs.ReadFile(fsys, ManifestFile)
 	if err != nil {
 		return nil, fmt.Errorf("golden set: %w", err)
+	}
+	if err := strictjson.CheckText(mb); err != nil {
+		return nil, fmt.Errorf("%s: malformed: %w", ManifestFile, err)
 	}
 	var m Manifest
 	dec := json.NewDecoder(bytes.NewReader(mb))

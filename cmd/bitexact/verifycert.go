@@ -81,7 +81,7 @@ func runVerifyCert(ctx context.Context, args []string, stdout, stderr io.Writer)
 	}
 	ref := &lazyWasm{}
 	defer ref.Close()
-	err = certificate.Verify(c, certificate.Context{Set: set, GoldenSHA256: md, ReferenceWasm: wasm.ModuleDigest(), ResultsDir: *res, Reference: ref, PublicKey: pub})
+	err = certificate.Verify(c, certificate.Context{Set: set, GoldenSHA256: md, ReferenceWasm: wasm.ModuleDigest(), ResultsDir: *res, Reference: ref, PublicKey: pub, Bytes: b})
 	var ve *certificate.VerifyError
 	switch {
 	case errors.As(err, &ve):

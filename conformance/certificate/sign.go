@@ -1,6 +1,7 @@
 package certificate
 
 import (
+	"bytes"
 	"crypto/ed25519"
 	"crypto/rand"
 	"crypto/sha256"
@@ -120,6 +121,29 @@ func (c *Certificate) verifySignature(trusted ed25519.PublicKey) error {
 		return reject("the ed25519 signature of key %s does not match the certificate: it was altered after signing or signed by another key", KeyFingerprint(pub))
 	}
 	return nil
+}
+
+// exactBytes requires a signed certificate's file b (when given) to be
+// the bytes JSON writes for it. The signature covers the decoded
+// certificate; without this check a file whose bytes differ (other
+// whitespace, "\u0061" for "a", keys reordered) would carry the same
+// valid signature, so the signed bytes could change under it.
+func (c *Certificate) exactBytes(b []byte) error {
+	if b == nil || c.Signature == nil {
+		return nil
+	}
+	want, err := c.JSON()
+	if err != nil {
+		return err
+	}
+	if bytes.Equal(b, want) {
+		return nil
+	}
+	i := 0
+	for i < len(b) && i < len(want) && b[i] == want[i] {
+		i++
+	}
+	return reject("the file is not byte for byte the signed certificate (it differs from the certificate's own encoding at byte %d): a signed certificate is accepted only in the exact bytes it was written in", i)
 }
 
 // KeyFingerprint names a public key: "SHA256:" and the first 16 bytes of
