@@ -90,6 +90,9 @@ func (c *Certificate) SignerKey() (ed25519.PublicKey, error) {
 	if err != nil || len(pub) != ed25519.PublicKeySize {
 		return nil, reject("signature public key is not a base64 ed25519 key")
 	}
+	if smallOrder(pub) {
+		return nil, reject("signature public key %s is a point of small order: a signature by it can be valid for any content, so it proves nothing", KeyFingerprint(pub))
+	}
 	return pub, nil
 }
 
@@ -112,6 +115,9 @@ func (c *Certificate) verifySignature(trusted ed25519.PublicKey) error {
 	sig, err := base64.StdEncoding.Strict().DecodeString(c.Signature.Value)
 	if err != nil || len(sig) != ed25519.SignatureSize {
 		return reject("signature value is not a base64 ed25519 signature")
+	}
+	if smallOrder(sig[:32]) {
+		return reject("the signature's R is a point of small order, which no signer makes: refused, as such a signature can hold for content it was not made for")
 	}
 	msg, err := c.signedMessage()
 	if err != nil {
@@ -244,6 +250,9 @@ func LoadPublicKey(path string) (ed25519.PublicKey, error) {
 	pk, ok := k.(ed25519.PublicKey)
 	if !ok {
 		return nil, fmt.Errorf("%s: a %T, not an ed25519 public key", path, k)
+	}
+	if smallOrder(pk) {
+		return nil, fmt.Errorf("%s: a point of small order, not a usable ed25519 public key (a signature by it can be valid for any content)", path)
 	}
 	return pk, nil
 }
