@@ -9,9 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path"
-	"path/filepath"
 	"runtime"
 	"sort"
 	"strconv"
@@ -19,7 +17,9 @@ import (
 	"sync"
 
 	"github.com/bitexact/bitexact/internal/catalog"
+	"github.com/bitexact/bitexact/internal/safeio"
 	"github.com/bitexact/bitexact/internal/stfile"
+	"github.com/bitexact/bitexact/internal/strictjson"
 	"github.com/bitexact/bitexact/refimpl/ops"
 )
 
@@ -184,28 +184,34 @@ func Build(ctx context.Context, e Engine, opt *Options) (*Files, error) {
 // WriteDir writes the files under dir, removing stale .safetensors files
 // from dir/inputs and dir/expected so that the directory holds exactly the
 // set.
+//
+// Files are written through internal/safeio: each replaces a regular
+// file, never writes through a symbolic link, and a stale file is
+// removed only after every file of the set was written, so a failed
+// write loses nothing.
 func (f *Files) WriteDir(dir string) error {
-	for _, sub := range []string{"inputs", "expected"} {
-		d := filepath.Join(dir, sub)
-		if err := os.MkdirAll(d, 0o755); err != nil {
+	d, err := safeio.OpenOutDir(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	for _, p := range f.names() {
+		if err := d.WriteFile(p, f.Data[p], 0o644); err != nil {
 			return err
 		}
-		ents, err := os.ReadDir(d)
+	}
+	for _, sub := range []string{"inputs", "expected"} {
+		ents, err := d.ReadDir(sub)
 		if err != nil {
 			return err
 		}
 		for _, en := range ents {
 			p := sub + "/" + en.Name()
 			if _, keep := f.Data[p]; !keep && strings.HasSuffix(en.Name(), ".safetensors") {
-				if err := os.Remove(filepath.Join(d, en.Name())); err != nil {
+				if err := d.Remove(p); err != nil {
 					return err
 				}
 			}
-		}
-	}
-	for _, p := range f.names() {
-		if err := os.WriteFile(filepath.Join(dir, filepath.FromSlash(p)), f.Data[p], 0o644); err != nil {
-			return err
 		}
 	}
 	return nil
@@ -383,6 +389,9 @@ func Load(fsys fs.FS) (*Set, error) {
 	mb, err := fs.ReadFile(fsys, ManifestFile)
 	if err != nil {
 		return nil, fmt.Errorf("golden set: %w", err)
+	}
+	if err := strictjson.CheckText(mb); err != nil {
+		return nil, fmt.Errorf("%s: malformed: %w", ManifestFile, err)
 	}
 	var m Manifest
 	dec := json.NewDecoder(bytes.NewReader(mb))

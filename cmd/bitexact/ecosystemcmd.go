@@ -8,6 +8,7 @@ import (
 	"os"
 
 	"github.com/bitexact/bitexact/internal/record"
+	"github.com/bitexact/bitexact/internal/safeio"
 )
 
 const ecosystemHelp = `
@@ -68,7 +69,7 @@ func runEcosystem(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		case o.file == "-":
 			stdout.Write(o.b)
 		default:
-			if err := os.WriteFile(o.file, o.b, 0o644); err != nil {
+			if err := safeio.WriteFile(o.file, o.b, 0o644); err != nil {
 				fmt.Fprintf(stderr, "bitexact ecosystem: %v\n", err)
 				return exitUsage
 			}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/bitexact/bitexact/golden"
 	"github.com/bitexact/bitexact/golden/exhaustive"
+	"github.com/bitexact/bitexact/internal/safeio"
 	"github.com/bitexact/bitexact/refimpl/unary"
 )
 
@@ -133,7 +133,7 @@ func runExhaustive(ctx context.Context, args []string, stdout, stderr io.Writer)
 		if *write != "" {
 			b, err := got.Marshal()
 			if err == nil {
-				err = os.WriteFile(filepath.Join(*write, exhaustive.FileName(n)), b, 0o644)
+				err = safeio.WriteFile(filepath.Join(*write, exhaustive.FileName(n)), b, 0o644)
 			}
 			if err != nil {
 				fmt.Fprintf(stderr, "bitexact exhaustive: %v\n", err)

@@ -14,9 +14,12 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/bitexact/bitexact/golden/exhaustive"
 	"github.com/bitexact/bitexact/internal/record"
+	"github.com/bitexact/bitexact/internal/safeio"
+	"github.com/bitexact/bitexact/internal/strictjson"
 )
 
 const recordHelp = `
@@ -61,6 +64,14 @@ func runRecord(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	}
 	if fs.NArg() > 0 {
 		return usageError(stderr, "record", "unexpected argument %q", fs.Arg(0))
+	}
+	// encoding/json would write invalid UTF-8 as U+FFFD: refused before
+	// any input is read.
+	for _, f := range []struct{ name, v string }{{"harness", p.Harness}, {"implementation", p.Implementation},
+		{"function", p.Function}, {"build", p.Build}, {"command", p.Command}, {"date", p.Date}} {
+		if !utf8.ValidString(f.v) {
+			return usageError(stderr, "record", "--%s %q is not valid UTF-8", f.name, f.v)
+		}
 	}
 	if *imp != "" {
 		if *chunks == "" {
@@ -126,10 +137,7 @@ func writeRecord(path string, v any) error {
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	return os.WriteFile(path, b, 0o644)
+	return safeio.WriteFile(path, b, 0o644)
 }
 
 func streamUnary(ctx context.Context, r io.Reader, format string, p record.Provenance, stderr io.Writer) (*record.Unary, error) {
@@ -195,25 +203,34 @@ type sweepFile struct {
 		Function       string   `json:"function"`
 		Format         string   `json:"format"`
 		Width          int      `json:"width"`
+		Candidates     []string `json:"candidates"`
 		Leaves         []string `json:"leaves"`
 		Stored         []int    `json:"stored_chunks"`
 	} `json:"conversions"`
 }
 
+// Limits of the files --import reads. sweep.json holds 256 hex leaves
+// per conversion (about 17 KiB each); chunks.zip holds the kept chunks,
+// 14 MiB by default in sweep.py (--max-stored).
+const (
+	maxSweepBytes  = 64 << 20
+	maxChunksBytes = 4 << 30
+)
+
 func importSweep(sweepPath, chunksPath, root string, stderr io.Writer) error {
-	b, err := os.ReadFile(sweepPath)
+	b, err := safeio.ReadFile(sweepPath, maxSweepBytes)
 	if err != nil {
 		return err
 	}
 	var s sweepFile
-	if err := json.Unmarshal(b, &s); err != nil {
+	if err := strictjson.Unmarshal(b, &s); err != nil {
 		return fmt.Errorf("%s: %w", sweepPath, err)
 	}
-	z, err := zip.OpenReader(chunksPath)
+	z, closeZip, err := openChunks(chunksPath)
 	if err != nil {
 		return err
 	}
-	defer z.Close()
+	defer closeZip()
 	files := map[string]*zip.File{}
 	for _, f := range z.File {
 		files[f.Name] = f
@@ -246,7 +263,7 @@ func importSweep(sweepPath, chunksPath, root string, stderr io.Writer) error {
 				if !ok {
 					return fmt.Errorf("%s: %s lists chunk %d as kept but has no %s", c.ID, sweepPath, i, name)
 				}
-				if out, err = inflate(f); err != nil {
+				if out, err = inflate(f, int64(a.Width())*exhaustive.Chunk); err != nil {
 					return fmt.Errorf("%s: %w", name, err)
 				}
 			}
@@ -297,7 +314,57 @@ func cudaRelease(nvcc string) string {
 	return "CUDA"
 }
 
-func inflate(f *zip.File) ([]byte, error) {
+// openChunks opens chunks.zip through safeio (a regular file of at most
+// maxChunksBytes: never a named pipe or a device) and refuses a zip64
+// directory, whose entry count the file's size alone does not bound
+// (the entries are read into memory before any is used).
+func openChunks(path string) (*zip.Reader, func(), error) {
+	f, st, err := safeio.Open(path, maxChunksBytes)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := noZip64(f, st.Size()); err != nil {
+		f.Close()
+		return nil, nil, fmt.Errorf("%s: %w", path, err)
+	}
+	z, err := zip.NewReader(f, st.Size())
+	if err != nil {
+		f.Close()
+		return nil, nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return z, func() { f.Close() }, nil
+}
+
+// noZip64 finds the end-of-central-directory record (in the last 22 +
+// 65535 bytes, its comment at most 65535) and refuses one whose fields
+// are saturated, which sends a zip reader to a zip64 record: without it
+// a directory holds at most 65535 entries.
+func noZip64(r io.ReaderAt, size int64) error {
+	const eocd = 22
+	n := min(size, eocd+65535)
+	if n < eocd {
+		return errors.New("not a zip file (too short)")
+	}
+	buf := make([]byte, n)
+	if _, err := r.ReadAt(buf, size-n); err != nil {
+		return err
+	}
+	i := bytes.LastIndex(buf[:n-eocd+4], []byte("PK\x05\x06"))
+	if i < 0 {
+		return errors.New("not a zip file (no end of central directory)")
+	}
+	d := buf[i:]
+	if binary.LittleEndian.Uint16(d[8:]) == 0xffff || binary.LittleEndian.Uint16(d[10:]) == 0xffff ||
+		binary.LittleEndian.Uint32(d[12:]) == 0xffffffff || binary.LittleEndian.Uint32(d[16:]) == 0xffffffff {
+		return errors.New("a zip64 archive; chunks.zip is read only as a plain zip (at most 65535 entries)")
+	}
+	return nil
+}
+
+// inflate reads the zlib chunk f, which must decompress to at most want
+// bytes: the decompressed size is limited while reading, so a chunk
+// that inflates to gigabytes is refused after want+1 bytes.
+func inflate(f *zip.File, want int64) ([]byte, error) {
 	rc, err := f.Open()
 	if err != nil {
 		return nil, err
@@ -307,9 +374,9 @@ func inflate(f *zip.File) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	var buf bytes.Buffer
-	if _, err := io.Copy(&buf, zr); err != nil {
+	b, err := safeio.ReadLimited("decompressed", zr, want)
+	if err != nil {
 		return nil, err
 	}
-	return buf.Bytes(), zr.Close()
+	return b, zr.Close()
 }

@@ -8,10 +8,10 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"strings"
 
 	"github.com/bitexact/bitexact/internal/catalog"
+	"github.com/bitexact/bitexact/internal/safeio"
 	"github.com/bitexact/bitexact/refimpl/unary"
 )
 
@@ -38,7 +38,7 @@ func runSemantics(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		stdout.Write(doc)
 		return exitOK
 	}
-	if err := os.WriteFile(*out, doc, 0o644); err != nil {
+	if err := safeio.WriteFile(*out, doc, 0o644); err != nil {
 		fmt.Fprintf(stderr, "bitexact semantics: %v\n", err)
 		return exitUsage
 	}

@@ -92,6 +92,9 @@ func (v *vendorFlags) prepare(stderr io.Writer) (int, bool) {
 			fmt.Fprintf(stderr, "bitexact certify: --sign-key: %v\n", err)
 			return exitUsage, false
 		}
+		if w := certificate.KeyFileWarning(v.signKey); w != "" {
+			fmt.Fprintf(stderr, "bitexact certify: warning: --sign-key %s\n", w)
+		}
 		v.key = k
 	}
 	return 0, true

@@ -81,7 +81,7 @@ func runVerifyCert(ctx context.Context, args []string, stdout, stderr io.Writer)
 	}
 	ref := &lazyWasm{}
 	defer ref.Close()
-	err = certificate.Verify(c, certificate.Context{Set: set, GoldenSHA256: md, ReferenceWasm: wasm.ModuleDigest(), ResultsDir: *res, Reference: ref, PublicKey: pub})
+	err = certificate.Verify(c, certificate.Context{Set: set, GoldenSHA256: md, ReferenceWasm: wasm.ModuleDigest(), ResultsDir: *res, Reference: ref, PublicKey: pub, Bytes: b})
 	var ve *certificate.VerifyError
 	switch {
 	case errors.As(err, &ve):
@@ -106,7 +106,7 @@ func runVerifyCert(ctx context.Context, args []string, stdout, stderr io.Writer)
 		fmt.Fprintf(stdout, "signature: valid, by the given key %s\n", certificate.KeyFingerprint(pub))
 	default:
 		k, _ := c.SignerKey()
-		fmt.Fprintf(stdout, "signature: valid for the key it names, %s, which was not checked against a trusted key (pass --pubkey)\n", certificate.KeyFingerprint(k))
+		fmt.Fprintf(stdout, "signature: matches the key the certificate itself carries, %s; nothing about the signer is established: anyone can make a key and sign any certificate with it (pass --pubkey KEY.pub, a key you trust, to check who signed)\n", certificate.KeyFingerprint(k))
 	}
 	return exitOK
 }

@@ -3,11 +3,11 @@ package certificate
 import (
 	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
+
+	"github.com/bitexact/bitexact/internal/safeio"
 )
 
 // GateFormat names the layout of a Gate record.
@@ -182,11 +182,13 @@ func (g *Gate) WriteDir(dir string) error {
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	d, err := safeio.OpenOutDir(dir)
+	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(filepath.Join(dir, "gate.json"), j, 0o644); err != nil {
+	defer d.Close()
+	if err := d.WriteFile("gate.json", j, 0o644); err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(dir, "gate.md"), g.Markdown(), 0o644)
+	return d.WriteFile("gate.md", g.Markdown(), 0o644)
 }

@@ -1,6 +1,7 @@
 package certificate
 
 import (
+	"bytes"
 	"crypto/ed25519"
 	"crypto/rand"
 	"crypto/sha256"
@@ -12,7 +13,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
+	"runtime"
 
 	"github.com/bitexact/bitexact/internal/safeio"
 )
@@ -87,6 +90,9 @@ func (c *Certificate) SignerKey() (ed25519.PublicKey, error) {
 	if err != nil || len(pub) != ed25519.PublicKeySize {
 		return nil, reject("signature public key is not a base64 ed25519 key")
 	}
+	if smallOrder(pub) {
+		return nil, reject("signature public key %s is a point of small order: a signature by it can be valid for any content, so it proves nothing", KeyFingerprint(pub))
+	}
 	return pub, nil
 }
 
@@ -110,6 +116,9 @@ func (c *Certificate) verifySignature(trusted ed25519.PublicKey) error {
 	if err != nil || len(sig) != ed25519.SignatureSize {
 		return reject("signature value is not a base64 ed25519 signature")
 	}
+	if smallOrder(sig[:32]) {
+		return reject("the signature's R is a point of small order, which no signer makes: refused, as such a signature can hold for content it was not made for")
+	}
 	msg, err := c.signedMessage()
 	if err != nil {
 		return err
@@ -118,6 +127,29 @@ func (c *Certificate) verifySignature(trusted ed25519.PublicKey) error {
 		return reject("the ed25519 signature of key %s does not match the certificate: it was altered after signing or signed by another key", KeyFingerprint(pub))
 	}
 	return nil
+}
+
+// exactBytes requires a signed certificate's file b (when given) to be
+// the bytes JSON writes for it. The signature covers the decoded
+// certificate; without this check a file whose bytes differ (other
+// whitespace, "\u0061" for "a", keys reordered) would carry the same
+// valid signature, so the signed bytes could change under it.
+func (c *Certificate) exactBytes(b []byte) error {
+	if b == nil || c.Signature == nil {
+		return nil
+	}
+	want, err := c.JSON()
+	if err != nil {
+		return err
+	}
+	if bytes.Equal(b, want) {
+		return nil
+	}
+	i := 0
+	for i < len(b) && i < len(want) && b[i] == want[i] {
+		i++
+	}
+	return reject("the file is not byte for byte the signed certificate (it differs from the certificate's own encoding at byte %d): a signed certificate is accepted only in the exact bytes it was written in", i)
 }
 
 // KeyFingerprint names a public key: "SHA256:" and the first 16 bytes of
@@ -137,10 +169,21 @@ const (
 
 // GenerateKey writes a new ed25519 key pair: the private key to priv
 // (PEM PKCS #8, mode 0600) and the public key to pub (PEM PKIX). It
-// refuses to overwrite either file.
+// refuses to overwrite either file, or to write through a symbolic link
+// (internal/safeio.CreateFile): both names are checked before anything
+// is written, and when the public key cannot be written after all (a
+// file created there meanwhile) the private key just written is removed,
+// so a failure leaves no half of a pair behind.
 func GenerateKey(random io.Reader, priv, pub string) (ed25519.PublicKey, error) {
 	if random == nil {
 		random = rand.Reader
+	}
+	for _, p := range []string{priv, pub} {
+		if _, err := os.Lstat(p); err == nil {
+			return nil, fmt.Errorf("%s: file exists; keygen never overwrites a key file", p)
+		} else if !errors.Is(err, fs.ErrNotExist) {
+			return nil, err
+		}
 	}
 	pk, sk, err := ed25519.GenerateKey(random)
 	if err != nil {
@@ -154,24 +197,25 @@ func GenerateKey(random io.Reader, priv, pub string) (ed25519.PublicKey, error) 
 	if err != nil {
 		return nil, err
 	}
-	for _, f := range []struct {
-		path, typ string
-		der       []byte
-		mode      os.FileMode
-	}{{priv, privatePEM, skb, 0o600}, {pub, publicPEM, pkb, 0o644}} {
-		w, err := os.OpenFile(f.path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, f.mode)
-		if err != nil {
-			return nil, err
-		}
-		err = pem.Encode(w, &pem.Block{Type: f.typ, Bytes: f.der})
-		if cerr := w.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			return nil, err
-		}
+	if err := safeio.CreateFile(priv, pem.EncodeToMemory(&pem.Block{Type: privatePEM, Bytes: skb}), 0o600); err != nil {
+		return nil, err
+	}
+	if err := safeio.CreateFile(pub, pem.EncodeToMemory(&pem.Block{Type: publicPEM, Bytes: pkb}), 0o644); err != nil {
+		os.Remove(priv)
+		return nil, err
 	}
 	return pk, nil
+}
+
+// KeyFileWarning is a warning when the private key file at path can be
+// read by its group or by others (anyone who can read it can sign as its
+// owner), and "" otherwise or where file modes mean nothing (Windows).
+func KeyFileWarning(path string) string {
+	st, err := os.Stat(path)
+	if err != nil || runtime.GOOS == "windows" || st.Mode().Perm()&0o077 == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s is readable by its group or by others (mode %04o): anyone who can read it can sign as you; chmod 600 it", path, st.Mode().Perm())
 }
 
 // LoadPrivateKey reads an ed25519 private key written by GenerateKey (or
@@ -206,6 +250,9 @@ func LoadPublicKey(path string) (ed25519.PublicKey, error) {
 	pk, ok := k.(ed25519.PublicKey)
 	if !ok {
 		return nil, fmt.Errorf("%s: a %T, not an ed25519 public key", path, k)
+	}
+	if smallOrder(pk) {
+		return nil, fmt.Errorf("%s: a point of small order, not a usable ed25519 public key (a signature by it can be valid for any content)", path)
 	}
 	return pk, nil
 }

@@ -98,6 +98,10 @@ type Context struct {
 	Reference golden.Engine
 	// PublicKey, when set, must have signed the certificate.
 	PublicKey ed25519.PublicKey
+	// Bytes, when set, is the file the certificate was parsed from; a
+	// signed certificate must be exactly the bytes Certificate.JSON
+	// writes for it (exactBytes).
+	Bytes []byte
 }
 
 // Verify re-checks c: its content digest, its signature (if any; one by
@@ -119,6 +123,9 @@ func Verify(c *Certificate, ctx Context) error {
 		return reject("content digest %s does not match the certificate's content (%s): it was edited after it was written", c.ContentSHA256, d)
 	}
 	if err := c.verifySignature(ctx.PublicKey); err != nil {
+		return err
+	}
+	if err := c.exactBytes(ctx.Bytes); err != nil {
 		return err
 	}
 	if g := goldenSetOf(c.GoldenSHA256); c.GoldenSet != g {

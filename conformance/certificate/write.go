@@ -5,11 +5,10 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/bitexact/bitexact/conformance/results"
+	"github.com/bitexact/bitexact/internal/safeio"
 )
 
 // File names written by WriteDir.
@@ -25,11 +24,10 @@ func (c *Certificate) JSON() ([]byte, error) {
 	return append(b, '\n'), err
 }
 
-// WriteDir writes the JSON, Markdown and JUnit forms under dir.
+// WriteDir writes the JSON, Markdown and JUnit forms under dir, creating
+// it if need be. Each file replaces a regular file of its name; none is
+// written through a symbolic link (internal/safeio).
 func (c *Certificate) WriteDir(dir string) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
 	j, err := c.JSON()
 	if err != nil {
 		return err
@@ -38,8 +36,16 @@ func (c *Certificate) WriteDir(dir string) error {
 	if err != nil {
 		return err
 	}
-	for name, b := range map[string][]byte{JSONFile: j, MarkdownFile: c.Markdown(), JUnitFile: x} {
-		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+	d, err := safeio.OpenOutDir(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	for _, f := range []struct {
+		name string
+		b    []byte
+	}{{JSONFile, j}, {MarkdownFile, c.Markdown()}, {JUnitFile, x}} {
+		if err := d.WriteFile(f.name, f.b, 0o644); err != nil {
 			return err
 		}
 	}

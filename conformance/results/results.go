@@ -13,7 +13,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -378,9 +377,11 @@ func Normalize(ts ops.Tensors, want []golden.TensorInfo) ops.Tensors {
 // Write writes a results directory: results.json and one file per task.
 // Harnesses written in Go (and the tests) use it.
 func Write(dir string, m Manifest, outputs map[string]ops.Tensors) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	d, err := safeio.OpenOutDir(dir)
+	if err != nil {
 		return err
 	}
+	defer d.Close()
 	if m.Format == "" {
 		m.Format = suite.ResultsFormat
 	}
@@ -395,7 +396,7 @@ func Write(dir string, m Manifest, outputs map[string]ops.Tensors) error {
 		if err != nil {
 			return fmt.Errorf("task %s: %w", n, err)
 		}
-		if err := os.WriteFile(filepath.Join(dir, suite.ResultFile(n)), b, 0o644); err != nil {
+		if err := d.WriteFile(suite.ResultFile(n), b, 0o644); err != nil {
 			return err
 		}
 	}
@@ -403,5 +404,5 @@ func Write(dir string, m Manifest, outputs map[string]ops.Tensors) error {
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(dir, ManifestFile), append(j, '\n'), 0o644)
+	return d.WriteFile(ManifestFile, append(j, '\n'), 0o644)
 }

@@ -7,11 +7,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io/fs"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/bitexact/bitexact/golden"
+	"github.com/bitexact/bitexact/internal/safeio"
 	"github.com/bitexact/bitexact/refimpl/ops"
 )
 
@@ -157,9 +156,11 @@ func (s *Suite) Export(set *golden.Set, fsys fs.FS, dir string) (*Description, e
 	if err != nil {
 		return nil, err
 	}
-	if err := os.MkdirAll(filepath.Join(dir, "inputs"), 0o755); err != nil {
+	out, err := safeio.OpenOutDir(dir)
+	if err != nil {
 		return nil, err
 	}
+	defer out.Close()
 	for _, t := range s.Tasks {
 		var src string
 		for _, x := range set.Manifest.Inputs {
@@ -171,7 +172,7 @@ func (s *Suite) Export(set *golden.Set, fsys fs.FS, dir string) (*Description, e
 		if err != nil {
 			return nil, fmt.Errorf("task %s: %w", t.Name, err)
 		}
-		if err := os.WriteFile(filepath.Join(dir, filepath.FromSlash(InputFile(t.Name))), b, 0o644); err != nil {
+		if err := out.WriteFile(InputFile(t.Name), b, 0o644); err != nil {
 			return nil, err
 		}
 	}
@@ -179,10 +180,10 @@ func (s *Suite) Export(set *golden.Set, fsys fs.FS, dir string) (*Description, e
 	if err != nil {
 		return nil, err
 	}
-	if err := os.WriteFile(filepath.Join(dir, DescriptionFile), append(j, '\n'), 0o644); err != nil {
+	if err := out.WriteFile(DescriptionFile, append(j, '\n'), 0o644); err != nil {
 		return nil, err
 	}
-	if err := os.WriteFile(filepath.Join(dir, "README.md"), readme(d), 0o644); err != nil {
+	if err := out.WriteFile("README.md", readme(d), 0o644); err != nil {
 		return nil, err
 	}
 	return d, nil

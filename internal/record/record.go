@@ -25,8 +25,10 @@ import (
 	"path"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/bitexact/bitexact/golden/exhaustive"
+	"github.com/bitexact/bitexact/internal/strictjson"
 	"github.com/bitexact/bitexact/refimpl/unary"
 )
 
@@ -152,6 +154,9 @@ func inRecords(p string) bool {
 // known kind, provenance filled in, and for a unary record a Merkle root
 // that matches its leaves.
 func Parse(b []byte) (File, error) {
+	if err := strictjson.CheckText(b); err != nil {
+		return File{}, fmt.Errorf("malformed record: %w", err)
+	}
 	var head struct{ Kind string }
 	if err := json.Unmarshal(b, &head); err != nil {
 		return File{}, fmt.Errorf("malformed record: %w", err)
@@ -191,6 +196,9 @@ func (p *Provenance) check() error {
 	} {
 		if f.v == "" {
 			return fmt.Errorf("record without %s", f.name)
+		}
+		if !utf8.ValidString(f.v) {
+			return fmt.Errorf("record %s %q is not valid UTF-8", f.name, f.v)
 		}
 	}
 	return nil

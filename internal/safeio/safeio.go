@@ -33,19 +33,37 @@ func (e *Error) Unwrap() error { return e.Err }
 // ReadFile reads the regular file at path (symbolic links followed: the
 // caller named the path), at most limit bytes.
 func ReadFile(path string, limit int64) ([]byte, error) {
+	f, st, err := Open(path, limit)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return readAll(path, f, st, limit)
+}
+
+// Open opens the regular file at path for reading (symbolic links
+// followed: the caller named the path) under the checks of ReadFile,
+// for a reader that reads parts of it (an archive): a file of more than
+// limit bytes is refused. The caller closes the file; the FileInfo is
+// the opened file's (its size the one checked).
+func Open(path string, limit int64) (*os.File, fs.FileInfo, error) {
 	st, err := os.Stat(path)
 	if err != nil {
-		return nil, &Error{Path: path, Problem: problem(err), Err: err}
+		return nil, nil, &Error{Path: path, Problem: problem(err), Err: err}
 	}
 	if err := regular(path, st); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	f, err := os.OpenFile(path, os.O_RDONLY|openFlags, 0)
 	if err != nil {
-		return nil, &Error{Path: path, Problem: problem(err), Err: err}
+		return nil, nil, &Error{Path: path, Problem: problem(err), Err: err}
 	}
-	defer f.Close()
-	return read(path, f, st, limit)
+	fst, err := check(path, f, st, limit)
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	return f, fst, nil
 }
 
 // ReadFileIn reads the regular file name inside root, at most limit
@@ -75,6 +93,16 @@ func ReadFileIn(root *os.Root, name string, limit int64) ([]byte, error) {
 
 // read checks the opened file against the name's stat and reads it.
 func read(name string, f *os.File, st fs.FileInfo, limit int64) ([]byte, error) {
+	fst, err := check(name, f, st, limit)
+	if err != nil {
+		return nil, err
+	}
+	return readAll(name, f, fst, limit)
+}
+
+// check checks the opened file against the name's stat and the limit,
+// and returns the opened file's stat.
+func check(name string, f *os.File, st fs.FileInfo, limit int64) (fs.FileInfo, error) {
 	fst, err := f.Stat()
 	if err != nil {
 		return nil, &Error{Path: name, Problem: problem(err), Err: err}
@@ -88,6 +116,11 @@ func read(name string, f *os.File, st fs.FileInfo, limit int64) ([]byte, error) 
 	if fst.Size() > limit {
 		return nil, &Error{Path: name, Problem: fmt.Sprintf("%d bytes, more than the %d it may hold", fst.Size(), limit)}
 	}
+	return fst, nil
+}
+
+// readAll reads the checked file f, at most limit bytes.
+func readAll(name string, f *os.File, _ fs.FileInfo, limit int64) ([]byte, error) {
 	b, err := io.ReadAll(io.LimitReader(f, limit+1))
 	if err != nil {
 		return nil, &Error{Path: name, Problem: problem(err), Err: err}
@@ -165,4 +198,19 @@ func (d dirFS) ReadFile(name string) ([]byte, error) {
 		return nil, &fs.PathError{Op: "readfile", Path: name, Err: fs.ErrInvalid}
 	}
 	return ReadFileIn(d.root, name, d.limit)
+}
+
+// ReadLimited reads r to its end, at most limit bytes: a stream that
+// holds more (a decompressor's output, an archive member) is refused
+// after limit+1 bytes, never read whole. name names the stream in the
+// error.
+func ReadLimited(name string, r io.Reader, limit int64) ([]byte, error) {
+	b, err := io.ReadAll(io.LimitReader(r, limit+1))
+	if err != nil {
+		return nil, &Error{Path: name, Problem: problem(err), Err: err}
+	}
+	if int64(len(b)) > limit {
+		return nil, &Error{Path: name, Problem: fmt.Sprintf("more than the %d bytes it may hold", limit)}
+	}
+	return b, nil
 }

@@ -115,3 +115,44 @@ func TestReadFile(t *testing.T) {
 		})
 	}
 }
+
+// Open refuses what ReadFile refuses and hands back a regular file whose
+// stat is the opened file's.
+func TestOpen(t *testing.T) {
+	d, _ := folder(t)
+	f, st, err := Open(filepath.Join(d, "ok"), 100)
+	if err != nil || st.Size() != 5 {
+		t.Fatalf("ok: %v, %v", st, err)
+	}
+	f.Close()
+	for _, tc := range []struct{ file, want string }{
+		{"zero", "a character device, not a regular file"},
+		{"fifo", "a named pipe (FIFO), not a regular file"},
+		{"sparse", "68719476736 bytes, more than the 100 it may hold"},
+	} {
+		if tc.file == "fifo" && runtime.GOOS == "windows" {
+			continue
+		}
+		if f, _, err := Open(filepath.Join(d, tc.file), 100); err == nil || !strings.Contains(err.Error(), tc.want) {
+			if f != nil {
+				f.Close()
+			}
+			t.Errorf("%s: error %v, want %q", tc.file, err, tc.want)
+		}
+	}
+}
+
+// ReadLimited stops after limit+1 bytes of an endless stream.
+func TestReadLimited(t *testing.T) {
+	b, err := ReadLimited("s", strings.NewReader("hello"), 5)
+	if err != nil || string(b) != "hello" {
+		t.Fatalf("got %q, %v", b, err)
+	}
+	if _, err := ReadLimited("endless", endless{}, 1<<20); err == nil || err.Error() != "endless: more than the 1048576 bytes it may hold" {
+		t.Fatalf("endless stream: %v", err)
+	}
+}
+
+type endless struct{}
+
+func (endless) Read(p []byte) (int, error) { return len(p), nil }

@@ -3,11 +3,17 @@
 // value), no object repeats a key, and every object key decoded into a
 // struct names one of its fields exactly, with the case of its json tag.
 //
-// encoding/json alone is lenient on all three: it stops after the first
-// value, keeps the last of duplicated keys, and matches field names
-// without regard to case, so `{"suite":"a","SUITE":"b"}` decodes as
-// suite "b" even with DisallowUnknownFields. A file that two readers
-// could read differently is refused instead.
+// The input is also UTF-8 throughout, and no \u escape in it is a lone
+// UTF-16 surrogate (CheckText).
+//
+// encoding/json alone is lenient on all four: it stops after the first
+// value, keeps the last of duplicated keys, matches field names without
+// regard to case, so `{"suite":"a","SUITE":"b"}` decodes as suite "b"
+// even with DisallowUnknownFields, and replaces invalid UTF-8 and lone
+// surrogates with U+FFFD, so "sec\xfftest" and "sec\ufffdtest" decode
+// to the same string. A file that two readers could read differently, or
+// whose bytes could change without its value changing, is refused
+// instead.
 package strictjson
 
 import (
@@ -19,6 +25,8 @@ import (
 	"reflect"
 	"sort"
 	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
 )
 
 // Error is a strictness violation (not a syntax or type error, which
@@ -39,6 +47,9 @@ func (e *Error) Error() string {
 // Unmarshal decodes b into v (a non-nil pointer) under the rules of the
 // package doc, with unknown fields refused as by DisallowUnknownFields.
 func Unmarshal(b []byte, v any) error {
+	if err := CheckText(b); err != nil {
+		return err
+	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.UseNumber()
 	var raw any
@@ -62,9 +73,84 @@ func Unmarshal(b []byte, v any) error {
 	return dec.Decode(v)
 }
 
-// CheckDuplicates reports a repeated key in any object of the single JSON
-// value b; it does not check the rest of the strict rules.
-func CheckDuplicates(b []byte) error { return checkDuplicates(b) }
+// CheckDuplicates reports text that is not UTF-8 (CheckText) or a
+// repeated key in any object of the single JSON value b; it does not
+// check the rest of the strict rules.
+func CheckDuplicates(b []byte) error {
+	if err := CheckText(b); err != nil {
+		return err
+	}
+	return checkDuplicates(b)
+}
+
+// CheckText refuses JSON text b that is not UTF-8, or whose strings hold
+// a \u escape of a UTF-16 surrogate that is not half of a pair:
+// encoding/json decodes both to U+FFFD, so the bytes could change
+// without the decoded value changing. It checks no other syntax.
+func CheckText(b []byte) error {
+	for i := 0; i < len(b); {
+		c := b[i]
+		if c >= utf8.RuneSelf {
+			r, size := utf8.DecodeRune(b[i:])
+			if r == utf8.RuneError && size == 1 {
+				return &Error{Problem: fmt.Sprintf("invalid UTF-8 at byte %d (0x%02x)", i, c)}
+			}
+			i += size
+			continue
+		}
+		if c != '\\' {
+			i++
+			continue
+		}
+		// A backslash is an escape inside a string (anywhere else the
+		// decoder reports a syntax error); only \u escapes can be wrong
+		// here.
+		if i+1 >= len(b) || b[i+1] != 'u' {
+			i += 2
+			continue
+		}
+		r, ok := hex4(b[i+2:])
+		if !ok {
+			i += 2 // the decoder reports the malformed escape
+			continue
+		}
+		if !utf16.IsSurrogate(r) {
+			i += 6
+			continue
+		}
+		if r < 0xdc00 && len(b) >= i+12 && b[i+6] == '\\' && b[i+7] == 'u' {
+			if r2, ok := hex4(b[i+8:]); ok && r2 >= 0xdc00 && r2 < 0xe000 {
+				i += 12
+				continue
+			}
+		}
+		return &Error{Problem: fmt.Sprintf("\\u%04x at byte %d is a lone UTF-16 surrogate, not a character", r, i)}
+	}
+	return nil
+}
+
+// hex4 decodes the four hex digits at the start of b.
+func hex4(b []byte) (rune, bool) {
+	if len(b) < 4 {
+		return 0, false
+	}
+	var r rune
+	for _, c := range b[:4] {
+		var d byte
+		switch {
+		case '0' <= c && c <= '9':
+			d = c - '0'
+		case 'a' <= c && c <= 'f':
+			d = c - 'a' + 10
+		case 'A' <= c && c <= 'F':
+			d = c - 'A' + 10
+		default:
+			return 0, false
+		}
+		r = r<<4 | rune(d)
+	}
+	return r, true
+}
 
 // checkDuplicates walks the token stream; each open object keeps the set
 // of its keys.

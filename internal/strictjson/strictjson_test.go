@@ -70,3 +70,49 @@ func TestCheckDuplicates(t *testing.T) {
 		t.Fatalf("error %v", err)
 	}
 }
+
+// TestText: text encoding/json would silently rewrite to U+FFFD is
+// refused, and every real character, escaped or not, is accepted and
+// decoded as written.
+func TestText(t *testing.T) {
+	for _, tc := range []struct {
+		name, in, want string // want "" means accepted and decoded to suite == dec
+		dec            string
+	}{
+		{"ascii", `{"suite":"sectest"}`, "", "sectest"},
+		{"multi-byte UTF-8", `{"suite":"sec€test😀"}`, "", "sec€test😀"},
+		{"U+FFFD itself", `{"suite":"sec` + "\uFFFD" + `test"}`, "", "sec\uFFFDtest"},
+		{"escaped U+FFFD", `{"suite":"sec\ufffdtest"}`, "", "sec\uFFFDtest"},
+		{"escaped pair", `{"suite":"\ud83d\ude00"}`, "", "😀"},
+		{"escaped backslash then u", `{"suite":"\\ud800"}`, "", `\ud800`},
+		{"invalid byte", "{\"suite\":\"sec\xfftest\"}", "invalid UTF-8 at byte 13 (0xff)", ""},
+		{"invalid byte in a key", "{\"sui\xfete\":\"x\"}", "invalid UTF-8 at byte 5 (0xfe)", ""},
+		{"truncated sequence", "{\"suite\":\"\xe2\x82\"}", "invalid UTF-8 at byte 10", ""},
+		{"overlong encoding", "{\"suite\":\"\xc0\xaf\"}", "invalid UTF-8 at byte 10", ""},
+		{"surrogate encoded in UTF-8", "{\"suite\":\"\xed\xa0\x80\"}", "invalid UTF-8 at byte 10", ""},
+		{"lone high surrogate escape", `{"suite":"a\ud800b"}`, `\ud800 at byte 11 is a lone UTF-16 surrogate`, ""},
+		{"lone low surrogate escape", `{"suite":"\uDC00"}`, `\udc00 at byte 10 is a lone UTF-16 surrogate`, ""},
+		{"high surrogate then non-low", `{"suite":"\ud800\u0041"}`, "lone UTF-16 surrogate", ""},
+		{"two high surrogates", `{"suite":"\ud800\ud800"}`, "lone UTF-16 surrogate", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var d doc
+			err := Unmarshal([]byte(tc.in), &d)
+			if tc.want != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.want) || !IsStrictness(err) {
+					t.Fatalf("error %v, want a strictness error containing %q", err, tc.want)
+				}
+				if err := CheckDuplicates([]byte(tc.in)); err == nil {
+					t.Errorf("CheckDuplicates accepted it")
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("refused: %v", err)
+			}
+			if d.Suite != tc.dec {
+				t.Fatalf("decoded %q, want %q", d.Suite, tc.dec)
+			}
+		})
+	}
+}

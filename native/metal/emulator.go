@@ -15,6 +15,8 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+
+	"github.com/bitexact/bitexact/internal/safeio"
 )
 
 // cxxFlags are the g++ flags of the Linux check. They pin the host's float
@@ -73,6 +75,11 @@ func NewEmulator(ctx context.Context, dir string) (*Emulator, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %q is not on PATH", errNoCompiler, cxx)
 	}
+	out, err := safeio.OpenOutDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("metal: writing the emulator sources: %w", err)
+	}
+	defer out.Close()
 	if err := fs.WalkDir(files, ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
@@ -81,11 +88,7 @@ func NewEmulator(ctx context.Context, dir string) (*Emulator, error) {
 		if err != nil {
 			return err
 		}
-		dst := filepath.Join(dir, filepath.FromSlash(p))
-		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-			return err
-		}
-		return os.WriteFile(dst, b, 0o644)
+		return out.WriteFile(p, b, 0o644)
 	}); err != nil {
 		return nil, fmt.Errorf("metal: writing the emulator sources: %w", err)
 	}

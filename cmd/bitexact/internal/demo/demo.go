@@ -27,8 +27,11 @@ import (
 	"encoding/json"
 	"io/fs"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/bitexact/bitexact/refimpl/awq"
 	"github.com/bitexact/bitexact/refimpl/e8m0"
@@ -64,7 +67,40 @@ func Handler() http.Handler {
 		w.Header().Set("Cache-Control", "no-store")
 		w.Write(serverMeta())
 	})
-	return securityHeaders(mux)
+	return securityHeaders(wellFormedPaths(mux))
+}
+
+// wellFormedPaths answers 400 to a request whose path (percent-decoded)
+// is not UTF-8, holds a control character (NUL included), or has a "."
+// or ".." element: such a path names no file of the demo, and the file
+// server answered 500 to the first ("/%ff"), a server error for a
+// client's mistake.
+func wellFormedPaths(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if problem := pathProblem(r.URL.Path); problem != "" {
+			http.Error(w, "400 bad request: the path "+problem, http.StatusBadRequest)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// pathProblem says what is wrong with the decoded URL path p, or "".
+func pathProblem(p string) string {
+	if !utf8.ValidString(p) {
+		return "is not valid UTF-8"
+	}
+	for _, r := range p {
+		if unicode.IsControl(r) {
+			return "holds a control character"
+		}
+	}
+	for _, e := range strings.Split(p, "/") {
+		if e == "." || e == ".." {
+			return "has a . or .. element"
+		}
+	}
+	return ""
 }
 
 var module = sync.OnceValue(wasm.Module)

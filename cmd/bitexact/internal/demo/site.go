@@ -7,10 +7,10 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 
+	"github.com/bitexact/bitexact/internal/safeio"
 	"github.com/bitexact/bitexact/wasm"
 )
 
@@ -60,22 +60,29 @@ func headers() string {
 // copy (name.gz) of each for hosts that serve precompressed files, the
 // _headers file, and .nojekyll (GitHub Pages then serves every file as
 // is). It returns the files written, sorted by name.
+//
+// Each file is created exclusively (internal/safeio.CreateFile): one
+// that appears in dir after the emptiness check, a symbolic link
+// included, stops the write and is left as it is.
 func WriteSite(dir string) ([]SiteFile, error) {
 	if ents, err := os.ReadDir(dir); err == nil && len(ents) > 0 {
 		return nil, fmt.Errorf("%s is not empty (%d entries, e.g. %s); give a new or empty directory, so that nothing there is overwritten", dir, len(ents), ents[0].Name())
 	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	afterEmptyCheck(dir)
+	od, err := safeio.OpenOutDir(dir)
+	if err != nil {
 		return nil, err
 	}
+	defer od.Close()
 	files := map[string][]byte{
 		"meta.json":  metaJSON(ModuleFile()),
 		ModuleFile(): module(),
 		"_headers":   []byte(headers()),
 		".nojekyll":  {},
 	}
-	err := fs.WalkDir(assets, "assets", func(p string, d fs.DirEntry, err error) error {
+	err = fs.WalkDir(assets, "assets", func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
 		}
@@ -104,13 +111,16 @@ func WriteSite(dir string) ([]SiteFile, error) {
 	sort.Strings(names)
 	var out []SiteFile
 	for _, n := range names {
-		if err := os.WriteFile(filepath.Join(dir, n), files[n], 0o644); err != nil {
+		if err := od.CreateFile(n, files[n], 0o644); err != nil {
 			return out, err
 		}
 		out = append(out, SiteFile{n, len(files[n])})
 	}
 	return out, nil
 }
+
+// afterEmptyCheck lets a test plant a file after the emptiness check.
+var afterEmptyCheck = func(dir string) {}
 
 // gzipBytes compresses b at the best level with an empty header (no name,
 // no time), so that the same input always gives the same bytes.
