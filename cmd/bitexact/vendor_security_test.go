@@ -179,7 +179,10 @@ func TestVerifyCertIdentityAndSignature(t *testing.T) {
 	// certification; an added backend fact or a reason for invalidity
 	// comes from nowhere and is refused.
 	t.Run("backend fact added", func(t *testing.T) {
-		p := forge(t, func(c *certificate.Certificate) { c.Extra = map[string]string{"gpu": "H100 (verified)"}; c.Signature = nil })
+		p := forge(t, func(c *certificate.Certificate) {
+			c.Extra = map[string]string{"gpu": "H100 (verified)"}
+			c.Signature = nil
+		})
 		expect(t, []string{"verify-cert", p}, exitOK, "out", "results: not checked")
 		expect(t, []string{"verify-cert", p, "--results", bad}, exitMismatch, "err", "field extra differs from a fresh certification of the results")
 	})
