@@ -9,7 +9,6 @@ import (
 
 	"github.com/bitexact/bitexact/conformance/certificate"
 	"github.com/bitexact/bitexact/conformance/results"
-	"github.com/bitexact/bitexact/conformance/suite"
 	"github.com/bitexact/bitexact/internal/safeio"
 	"github.com/bitexact/bitexact/wasm"
 )
@@ -69,16 +68,14 @@ func runVerifyCert(ctx context.Context, args []string, stdout, stderr io.Writer)
 		fmt.Fprintf(stderr, "bitexact verify-cert: %s: %v\n", rest[0], err)
 		return exitUsage
 	}
-	set, fsys, err := goldenFS(*dir)
+	set, err := loadSet(*dir)
 	if err != nil {
 		fmt.Fprintf(stderr, "bitexact verify-cert: %v\n", err)
 		return exitUsage
 	}
-	md, err := suite.ManifestDigest(fsys)
-	if err != nil {
-		fmt.Fprintf(stderr, "bitexact verify-cert: %v\n", err)
-		return exitUsage
-	}
+	// The digest of the manifest the set was loaded from, not of the
+	// file as it is now.
+	md := set.ManifestSHA256()
 	ref := &lazyWasm{}
 	defer ref.Close()
 	err = certificate.Verify(c, certificate.Context{Set: set, GoldenSHA256: md, ReferenceWasm: wasm.ModuleDigest(), ResultsDir: *res, Reference: ref, PublicKey: pub})
