@@ -391,7 +391,8 @@ const MaxSetBytes = 512 << 20
 
 // Load opens a golden set directory (an os.DirFS, or the embedded default)
 // and checks its manifest: strict JSON (internal/strictjson: no unknown,
-// duplicated or case-folded keys, nothing after the value), the schema
+// duplicated or case-folded keys, no missing field, nothing after the
+// value, strings valid UTF-8, at most six times its size once decoded), the schema
 // version, unique input set and case names, and that every file it lists
 // exists with the recorded SHA-256 and size. Each distinct file is read
 // and hashed once, however often it is listed; the manifest may hold at
@@ -409,7 +410,11 @@ func Load(fsys fs.FS) (*Set, error) {
 		return nil, fmt.Errorf("%s: %d bytes, more than the %d a manifest may hold", ManifestFile, len(mb), MaxManifestBytes)
 	}
 	var m Manifest
-	if err := strictjson.Unmarshal(mb, &m); err != nil {
+	// One pass over the bytes, every field json.Marshal writes present, and
+	// a manifest shaped to decode into far more than its size refused (as
+	// certificates are: internal/strictjson).
+	err = strictjson.DecodeBounded(mb, &m, strictjson.Options{RequireFields: true, MaxFootprint: 6*int64(len(mb)) + 1<<20})
+	if err != nil {
 		return nil, fmt.Errorf("%s: malformed: %w", ManifestFile, err)
 	}
 	if m.Schema != SchemaVersion {
