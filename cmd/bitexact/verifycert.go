@@ -21,8 +21,10 @@ reference module (.wasm SHA-256) are this build's, that every task of
 the suite appears exactly once, and that each verdict follows from the
 counts it records. With --results DIR it also checks the SHA-256 of every
 results file, that implementation, platform and claimed profile are those
-of results.json, and certifies the results again with the certificate's
-own settings: the certificate must come out identical.
+of results.json, and certifies the results again: every field but tool,
+max_mismatches (the one setting taken from the certificate),
+content_sha256 and signature must come out identical (docs/vendor.md,
+"What exit 0 establishes").
 
 What passing proves: the content digest only that the file is intact
 (anyone can recompute it after an edit); --results that the certificate
