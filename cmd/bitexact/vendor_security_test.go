@@ -175,7 +175,7 @@ func TestVerifyCertIdentityAndSignature(t *testing.T) {
 		p := forge(t, func(c *certificate.Certificate) { c.Platform = "H100"; c.Signature = nil })
 		expect(t, []string{"verify-cert", p, "--results", bad}, exitMismatch, "err", `platform "H100", but results.json says ""`)
 	})
-	// Issue 26: no field of the certificate is copied into the fresh
+	// No field of the certificate is copied into the fresh
 	// certification; an added backend fact or a reason for invalidity
 	// comes from nowhere and is refused.
 	t.Run("backend fact added", func(t *testing.T) {
