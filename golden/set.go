@@ -382,80 +382,161 @@ func diffSafetensors(file string, got, want []byte) error {
 	return &DiffError{File: file, Problem: "bytes differ outside the tensors (header layout)"}
 }
 
+// MaxManifestBytes bounds manifest.json: the released manifest is about
+// 0.6 MiB, so 16 MiB leaves room for a set many times larger and still
+// bounds what decoding a hostile one costs.
+const MaxManifestBytes = 16 << 20
+
+// MaxSetBytes bounds the total size of the distinct files a manifest
+// lists. A loaded set keeps every file it verified in memory (so that
+// what it hands out is what it hashed), and the released set is about
+// 29 MiB: 512 MiB is far beyond any real set and bounds both the memory
+// and the hashing a hostile manifest can ask for.
+const MaxSetBytes = 512 << 20
+
 // Load opens a golden set directory (an os.DirFS, or the embedded default)
-// and checks its manifest: the schema version, and that every file it lists
-// exists with the recorded SHA-256.
+// and checks its manifest: strict JSON (internal/strictjson: no unknown,
+// duplicated or case-folded keys, no missing field, nothing after the
+// value, strings valid UTF-8, at most six times its size once decoded), the schema
+// version, unique input set and case names, and that every file it lists
+// exists with the recorded SHA-256 and size. Each distinct file is read
+// and hashed once, however often it is listed; the manifest may hold at
+// most MaxManifestBytes and its distinct files MaxSetBytes in all.
+//
+// The set keeps the bytes it verified: Inputs, Expected, File and
+// ManifestSHA256 never read fsys again, so a file changed after Load
+// cannot reach a certificate that names the manifest's digest.
 func Load(fsys fs.FS) (*Set, error) {
 	mb, err := fs.ReadFile(fsys, ManifestFile)
 	if err != nil {
 		return nil, fmt.Errorf("golden set: %w", err)
 	}
-	if err := strictjson.CheckText(mb); err != nil {
-		return nil, fmt.Errorf("%s: malformed: %w", ManifestFile, err)
+	if len(mb) > MaxManifestBytes {
+		return nil, fmt.Errorf("%s: %d bytes, more than the %d a manifest may hold", ManifestFile, len(mb), MaxManifestBytes)
 	}
 	var m Manifest
-	dec := json.NewDecoder(bytes.NewReader(mb))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&m); err != nil {
+	// One pass over the bytes, every field json.Marshal writes present, and
+	// a manifest shaped to decode into far more than its size refused (as
+	// certificates are: internal/strictjson).
+	err = strictjson.DecodeBounded(mb, &m, strictjson.Options{RequireFields: true, MaxFootprint: 6*int64(len(mb)) + 1<<20})
+	if err != nil {
 		return nil, fmt.Errorf("%s: malformed: %w", ManifestFile, err)
 	}
 	if m.Schema != SchemaVersion {
 		return nil, fmt.Errorf("%s: schema version %d, this build reads %d", ManifestFile, m.Schema, SchemaVersion)
 	}
-	s := &Set{Manifest: m, fsys: fsys, inputs: map[string]InputFile{}}
-	check := func(p, sum string) error {
-		if p == "" || !fs.ValidPath(p) || path.Clean(p) != p {
-			return fmt.Errorf("%s: invalid file path %q", ManifestFile, p)
+	s := &Set{Manifest: m, manifestSHA256: digest(mb), inputs: map[string]InputFile{}, files: map[string][]byte{}}
+	// Every distinct file once: its digest and size must be the same
+	// wherever it is listed, and the sizes the manifest records are summed
+	// before anything is read.
+	type want struct {
+		sum   string
+		bytes int
+		by    string
+	}
+	wants := map[string]want{}
+	var order []string
+	total := int64(0)
+	list := func(by, p, sum string, n int) error {
+		if p == "" || !fs.ValidPath(p) || path.Clean(p) != p || p == ManifestFile {
+			return fmt.Errorf("%s: %s: invalid file path %q", ManifestFile, by, p)
 		}
-		b, err := fs.ReadFile(fsys, p)
-		if err != nil {
-			return fmt.Errorf("golden set: %w", err)
+		if n < 0 {
+			return fmt.Errorf("%s: %s: file %s has negative size %d", ManifestFile, by, p, n)
 		}
-		if d := digest(b); d != sum {
-			return fmt.Errorf("%s: SHA-256 %s, manifest records %s", p, d, sum)
+		if w, ok := wants[p]; ok {
+			if w.sum != sum || w.bytes != n {
+				return fmt.Errorf("%s: %s lists %s with SHA-256 %s (%d bytes), %s with %s (%d bytes)", ManifestFile, by, p, sum, n, w.by, w.sum, w.bytes)
+			}
+			return nil
+		}
+		wants[p] = want{sum, n, by}
+		order = append(order, p)
+		if total += int64(n); total > MaxSetBytes {
+			return fmt.Errorf("%s: the files it lists hold more than %d bytes in all (the limit of a golden set)", ManifestFile, MaxSetBytes)
 		}
 		return nil
 	}
 	for _, in := range m.Inputs {
-		if err := check(in.File, in.SHA256); err != nil {
+		if _, ok := s.inputs[in.Name]; ok {
+			return nil, fmt.Errorf("%s: input set %q is listed twice", ManifestFile, in.Name)
+		}
+		if err := list("input set "+in.Name, in.File, in.SHA256, in.Bytes); err != nil {
 			return nil, err
 		}
 		s.inputs[in.Name] = in
 	}
+	cases := map[string]bool{}
 	for _, c := range m.Cases {
+		if cases[c.Name] {
+			return nil, fmt.Errorf("%s: case %q is listed twice", ManifestFile, c.Name)
+		}
+		cases[c.Name] = true
 		if _, ok := s.inputs[c.Inputs]; !ok {
 			return nil, fmt.Errorf("%s: case %s names unknown input set %q", ManifestFile, c.Name, c.Inputs)
 		}
-		if err := check(c.File, c.SHA256); err != nil {
+		if err := list("case "+c.Name, c.File, c.SHA256, c.Bytes); err != nil {
 			return nil, err
 		}
+	}
+	for _, p := range order {
+		w := wants[p]
+		b, err := fs.ReadFile(fsys, p)
+		if err != nil {
+			return nil, fmt.Errorf("golden set: %w", err)
+		}
+		if len(b) != w.bytes {
+			return nil, fmt.Errorf("%s: %d bytes, manifest records %d", p, len(b), w.bytes)
+		}
+		if d := digest(b); d != w.sum {
+			return nil, fmt.Errorf("%s: SHA-256 %s, manifest records %s", p, d, w.sum)
+		}
+		s.files[p] = b
 	}
 	return s, nil
 }
 
-// Set is a loaded golden set.
+// Set is a loaded golden set: its manifest and the bytes of every file
+// it lists, as verified by Load.
 type Set struct {
-	Manifest Manifest
-	fsys     fs.FS
-	inputs   map[string]InputFile
+	Manifest       Manifest
+	manifestSHA256 string
+	inputs         map[string]InputFile
+	files          map[string][]byte
 }
 
-// Inputs reads the input tensors of a case.
+// ManifestSHA256 is the SHA-256 (hex) of the manifest.json bytes Load
+// decoded: the digest a certificate names for this set.
+func (s *Set) ManifestSHA256() string { return s.manifestSHA256 }
+
+// File returns a copy of the verified bytes of a file the manifest lists
+// (a slash-separated path such as "inputs/x.safetensors").
+func (s *Set) File(p string) ([]byte, error) {
+	b, ok := s.files[p]
+	if !ok {
+		return nil, fmt.Errorf("golden set: %s is not a file the manifest lists", p)
+	}
+	return bytes.Clone(b), nil
+}
+
+// Inputs decodes the input tensors of a case.
 func (s *Set) Inputs(c CaseFile) (ops.Tensors, error) {
 	in, ok := s.inputs[c.Inputs]
 	if !ok {
 		return nil, fmt.Errorf("case %s: unknown input set %q", c.Name, c.Inputs)
 	}
-	return s.read(in.File)
+	return s.decode(in.File)
 }
 
-// Expected reads the expected output tensors of a case.
-func (s *Set) Expected(c CaseFile) (ops.Tensors, error) { return s.read(c.File) }
+// Expected decodes the expected output tensors of a case.
+func (s *Set) Expected(c CaseFile) (ops.Tensors, error) { return s.decode(c.File) }
 
-func (s *Set) read(p string) (ops.Tensors, error) {
-	b, err := fs.ReadFile(s.fsys, p)
-	if err != nil {
-		return nil, err
+// decode decodes a verified file (stfile.Decode copies the tensor data,
+// so the kept bytes are never shared).
+func (s *Set) decode(p string) (ops.Tensors, error) {
+	b, ok := s.files[p]
+	if !ok {
+		return nil, fmt.Errorf("golden set: %s is not a file the manifest lists", p)
 	}
 	ts, _, err := stfile.Decode(p, b)
 	return ts, err

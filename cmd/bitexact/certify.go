@@ -112,6 +112,9 @@ func runCertify(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	return exitOK
 }
 
+// loadSet loads the golden set directory dir (read through openDir), or
+// the embedded set when dir is empty. The set keeps the bytes it
+// verified, its manifest digest included (golden.Load).
 func loadSet(dir string) (*golden.Set, error) {
 	if dir == "" {
 		return golden.Default()

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"io/fs"
 	"strings"
 	"text/tabwriter"
 
@@ -42,23 +41,6 @@ func suiteListHelp() string {
 	return "\n\nSuites (golden " + set.Manifest.Suite + "):\n\n" + suite.ListText(ls)
 }
 
-// goldenFS opens a golden set directory, or the embedded set when dir is
-// empty, returning both the loaded set and its file system (for digests).
-func goldenFS(dir string) (*golden.Set, fs.FS, error) {
-	var fsys fs.FS
-	if dir == "" {
-		fsys = golden.DataFS()
-	} else {
-		d, err := openDir(dir)
-		if err != nil {
-			return nil, nil, err
-		}
-		fsys = d
-	}
-	set, err := golden.Load(fsys)
-	return set, fsys, err
-}
-
 func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("export", "export --suite SUITE --out DIR", exportHelp+suiteListHelp(), stderr)
 	name := fs.String("suite", "", "suite to export ("+strings.Join(suite.Names(), ", ")+")")
@@ -71,7 +53,7 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if fs.NArg() > 0 {
 		return usageError(stderr, "export", "unexpected argument %q", fs.Arg(0))
 	}
-	set, fsys, err := goldenFS(*dir)
+	set, err := loadSet(*dir)
 	if err != nil {
 		fmt.Fprintf(stderr, "bitexact export: %v\n", err)
 		return exitUsage
@@ -100,7 +82,7 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if err != nil {
 		return usageError(stderr, "export", "%v", err)
 	}
-	d, err := s.Export(set, fsys, *out)
+	d, err := s.Export(set, *out)
 	if err != nil {
 		fmt.Fprintf(stderr, "bitexact export: %v\n", err)
 		return exitUsage

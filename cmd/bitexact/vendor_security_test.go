@@ -175,6 +175,25 @@ func TestVerifyCertIdentityAndSignature(t *testing.T) {
 		p := forge(t, func(c *certificate.Certificate) { c.Platform = "H100"; c.Signature = nil })
 		expect(t, []string{"verify-cert", p, "--results", bad}, exitMismatch, "err", `platform "H100", but results.json says ""`)
 	})
+	// No field of the certificate is copied into the fresh
+	// certification; an added backend fact or a reason for invalidity
+	// comes from nowhere and is refused.
+	t.Run("backend fact added", func(t *testing.T) {
+		p := forge(t, func(c *certificate.Certificate) {
+			c.Extra = map[string]string{"gpu": "H100 (verified)"}
+			c.Signature = nil
+		})
+		expect(t, []string{"verify-cert", p}, exitOK, "out", "results: not checked")
+		expect(t, []string{"verify-cert", p, "--results", bad}, exitMismatch, "err", "field extra differs from a fresh certification of the results")
+	})
+	t.Run("invalid reason rewritten", func(t *testing.T) {
+		p := forge(t, func(c *certificate.Certificate) {
+			c.Valid, c.InvalidReason, c.Signature = false, "audited by a third party", nil
+			c.Verdict += " [NOT VALID FOR CERTIFICATION: audited by a third party]"
+		})
+		expect(t, []string{"verify-cert", p}, exitOK, "out", "results: not checked")
+		expect(t, []string{"verify-cert", p, "--results", bad}, exitMismatch, "err", "verdict differs from the results")
+	})
 	t.Run("tool renamed", func(t *testing.T) {
 		p := forge(t, func(c *certificate.Certificate) { c.Tool = "bitexact v9" })
 		expect(t, []string{"verify-cert", p, "--pubkey", key + ".pub"}, exitMismatch, "err", "ed25519 signature")

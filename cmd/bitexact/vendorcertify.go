@@ -120,16 +120,14 @@ func runVendorCertify(ctx context.Context, v *vendorFlags, dir string, stdout, s
 	if st, ok := v.prepare(stderr); !ok {
 		return st
 	}
-	set, fsys, err := goldenFS(dir)
+	set, err := loadSet(dir)
 	if err != nil {
 		fmt.Fprintf(stderr, "bitexact certify: %v\n", err)
 		return exitUsage
 	}
-	md, err := suite.ManifestDigest(fsys)
-	if err != nil {
-		fmt.Fprintf(stderr, "bitexact certify: %v\n", err)
-		return exitUsage
-	}
+	// The digest of the manifest the set was loaded from, not of the
+	// file as it is now.
+	md := set.ManifestSHA256()
 	switch v.backend {
 	case "":
 	case "cuda":

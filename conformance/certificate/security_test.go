@@ -82,6 +82,7 @@ func TestParseRefusesControlCharacters(t *testing.T) {
 			t.Errorf("%q: %v", v, err)
 		}
 	}
+	c.InvalidReason = "" // each case below has one defect
 	b, _ := c.JSON()
 	for _, tc := range []struct{ name, in, want string }{
 		{"second object", string(b) + "{}", "data after the JSON value"},
@@ -290,4 +291,32 @@ func FuzzVerify(f *testing.F) {
 			t.Fatalf("accepted verdict %q", c.Verdict)
 		}
 	})
+}
+
+// TestNotVouchedDocumented: docs/vendor.md says what verify-cert --results
+// does not vouch for, field by field, and what each exit 0 establishes.
+func TestNotVouchedDocumented(t *testing.T) {
+	b, err := os.ReadFile("../../docs/vendor.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(b)
+	if !strings.Contains(doc, "### What exit 0 establishes") {
+		t.Error(`docs/vendor.md has no section "What exit 0 establishes"`)
+	}
+	fields := map[string]bool{}
+	j, _ := json.Marshal(&Certificate{Signature: &Signature{}})
+	var m map[string]json.RawMessage
+	json.Unmarshal(j, &m)
+	for k := range m {
+		fields[k] = true
+	}
+	for _, u := range NotVouched {
+		if !fields[u.Field] {
+			t.Errorf("NotVouched names %q, not a field of a certificate", u.Field)
+		}
+		if !strings.Contains(doc, "- `"+u.Field+"`: ") {
+			t.Errorf("docs/vendor.md does not list %q as not vouched for", u.Field)
+		}
+	}
 }

@@ -134,7 +134,10 @@ func (s *Suite) Describe(set *golden.Set, manifestSHA256 string) (*Description, 
 	return d, nil
 }
 
-// ManifestDigest is the SHA-256 of a golden set's manifest.json.
+// ManifestDigest is the SHA-256 of the manifest.json of fsys, read now.
+// A loaded set's own digest is Set.ManifestSHA256: the digest of the
+// manifest it decoded, which a certificate must name (fsys may have
+// changed since).
 func ManifestDigest(fsys fs.FS) (string, error) {
 	b, err := fs.ReadFile(fsys, golden.ManifestFile)
 	if err != nil {
@@ -145,14 +148,10 @@ func ManifestDigest(fsys fs.FS) (string, error) {
 }
 
 // Export writes the suite's inputs, suite.json and README.md under dir.
-// fsys is the golden set directory s was resolved from; input files are
-// copied byte for byte (their SHA-256 is the manifest's).
-func (s *Suite) Export(set *golden.Set, fsys fs.FS, dir string) (*Description, error) {
-	md, err := ManifestDigest(fsys)
-	if err != nil {
-		return nil, err
-	}
-	d, err := s.Describe(set, md)
+// Input files are the bytes set verified when it was loaded, copied byte
+// for byte (their SHA-256 is the manifest's).
+func (s *Suite) Export(set *golden.Set, dir string) (*Description, error) {
+	d, err := s.Describe(set, set.ManifestSHA256())
 	if err != nil {
 		return nil, err
 	}
@@ -168,7 +167,7 @@ func (s *Suite) Export(set *golden.Set, fsys fs.FS, dir string) (*Description, e
 				src = x.File
 			}
 		}
-		b, err := fs.ReadFile(fsys, src)
+		b, err := set.File(src)
 		if err != nil {
 			return nil, fmt.Errorf("task %s: %w", t.Name, err)
 		}
