@@ -294,6 +294,11 @@ func TestHarnessRecords(t *testing.T) {
 			}
 			return ""
 		}
+		for _, c := range present {
+			if m := layoutMismatch(c, rec); m != "" {
+				t.Errorf("%s: %s", filepath.Base(f), m)
+			}
+		}
 		named := check(r)
 		var match []string
 		for _, v := range variants(r) {
@@ -307,4 +312,44 @@ func TestHarnessRecords(t *testing.T) {
 		}
 		t.Logf("%s [%s, %s]: recipe %s %s; variants that reproduce it: %s", filepath.Base(f), meta["device"], meta["granularity"], r.Name, status, strings.Join(match, "; "))
 	}
+}
+
+// layoutMismatch checks a record's scale storages against its logical
+// scales: "<case>.storage" (sglang's TMA-aligned column-major buffer)
+// through FromMNMajor with alignment 4, "<case>.packed" (DeepGEMM's
+// pack_ue8m0_to_int: row-major, four exponent bytes per int32) byte by
+// byte.
+func layoutMismatch(c harnessCase, rec map[string]stTensor) string {
+	s := rec[c.name+".s"]
+	logical := make([]float32, len(s.data)/4)
+	for i := range logical {
+		logical[i] = math.Float32frombits(binary.LittleEndian.Uint32(s.data[4*i:]))
+	}
+	sk := c.cols / 128
+	if st, ok := rec[c.name+".storage"]; ok {
+		v := make([]float32, len(st.data)/4)
+		for i := range v {
+			v[i] = math.Float32frombits(binary.LittleEndian.Uint32(st.data[4*i:]))
+		}
+		back, err := FromMNMajor(v, c.rows, sk, 4)
+		if err != nil {
+			return c.name + ".storage: " + err.Error()
+		}
+		for i := range back {
+			if math.Float32bits(back[i]) != math.Float32bits(logical[i]) {
+				return fmt.Sprintf("%s.storage: scale %d = %g in the TMA-aligned column-major storage, %g logical", c.name, i, back[i], logical[i])
+			}
+		}
+	}
+	if p, ok := rec[c.name+".packed"]; ok {
+		if len(p.data) != len(logical) {
+			return fmt.Sprintf("%s.packed: %d bytes for %d scales", c.name, len(p.data), len(logical))
+		}
+		for i, v := range logical {
+			if p.data[i] != uint8(math.Float32bits(v)>>23) {
+				return fmt.Sprintf("%s.packed: byte %d = %#02x, scale %g has exponent %#02x", c.name, i, p.data[i], v, math.Float32bits(v)>>23)
+			}
+		}
+	}
+	return ""
 }

@@ -138,7 +138,7 @@ def deepgemm_run(dg, x, blocks, ue8m0):
         return q, s, {}
     q, s = dg.per_token_cast_to_fp8(x, use_ue8m0=ue8m0)
     extra = {}
-    if ue8m0:
+    if ue8m0 and (x.shape[1] // 128) % 4 == 0:  # pack_ue8m0_to_int needs groups % 4 == 0
         _, p = dg.per_token_cast_to_fp8(x, use_ue8m0=True, use_packed_ue8m0=True)
         extra["packed"] = p
     return q, s, extra
