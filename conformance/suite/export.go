@@ -92,9 +92,9 @@ func (s *Suite) Describe(set *golden.Set, manifestSHA256 string) (*Description, 
 	}
 	if s.Bound {
 		d.Mode = "bound"
-		d.ProfileKeys = append([]string{}, boundKeys...)
-		for _, c := range s.BoundKeys {
-			d.ProfileKeys = append(d.ProfileKeys, c.Key)
+		d.ProfileKeys = []string{}
+		for _, k := range s.Grammar().Keys {
+			d.ProfileKeys = append(d.ProfileKeys, k.Name)
 		}
 		d.Results += " This is a bound-mode suite: \"profile\" is required and declares the bound model, spelled " +
 			"\"mul32=M,round16=R,out=fp32|fp16\"" + boundExtra(s.BoundKeys) + " (mul32: float32-rounded multiplications on each term's path, " +
