@@ -42,7 +42,8 @@ type Key struct {
 	// Values are the accepted values (the op's named choices).
 	Values []string
 	// Check accepts values Values does not list (a count, a width); nil
-	// accepts none. Its error should say what is wanted.
+	// accepts none. Its error should say what is wanted. With a Spec it
+	// also checks a nested claim, in its canonical spelling.
 	Check func(v string) error
 	// Spec, when set, reads a value containing '=' as a claim of Spec (a
 	// GEMV schedule spec as the value of a profile's schedule key), and
@@ -204,7 +205,11 @@ func (k *Key) value(v string) (string, error) {
 		}
 	}
 	if k.Spec != nil && strings.Contains(v, "=") {
-		return k.Spec.Canonical(v)
+		c, err := k.Spec.Canonical(v)
+		if err == nil && k.Check != nil {
+			err = k.Check(c)
+		}
+		return c, err
 	}
 	if k.Check != nil {
 		if err := k.Check(v); err != nil {

@@ -152,3 +152,35 @@ func TestCanonicalNaN(t *testing.T) {
 		}
 	}
 }
+
+// FuzzParse: the schedule parser never panics; a schedule it accepts is
+// valid, within MaxDim, and String spells it so that it parses back to
+// the same schedule.
+func FuzzParse(f *testing.F) {
+	for _, n := range Names() {
+		f.Add(named[n].String())
+	}
+	for _, s := range []string{
+		"out=fp32,nan=cuda,reduce=butterfly32,partial=fp32,acc=fp32,fma=1,group=16,lanes=128,chunk=16",
+		"chunk=16,lanes=10000000,group=16,fma=1,acc=fp32,partial=fp32,reduce=seq,out=fp32",
+		"chunk=0,lanes=0,group=1,fma=0,acc=fp32,partial=fp32,reduce=strided0,out=fp32", "chunk=0, lanes=0", "reduce=butterfly",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, spec string) {
+		s, err := Parse(spec)
+		if err != nil {
+			return
+		}
+		if err := s.Validate(); err != nil {
+			t.Fatalf("%q: accepted an invalid schedule: %v", spec, err)
+		}
+		back, err := Parse(s.String())
+		if err != nil || back != s {
+			t.Fatalf("%q: String %q parses to %+v, %v; want %+v", spec, s.String(), back, err, s)
+		}
+		if c, err := Grammar().Canonical(spec); err != nil || c != s.String() {
+			t.Fatalf("%q: canonical %q, %v; String %q", spec, c, err, s.String())
+		}
+	})
+}
