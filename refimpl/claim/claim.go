@@ -63,7 +63,8 @@ type Grammar struct {
 	What string
 	Keys []Key
 	// Bare grammars have one key, and a claim is its value alone
-	// ("satfinite" for a suite whose one profile key is profile).
+	// ("satfinite" for a suite whose one profile key is profile), or the
+	// key spelled out ("profile=satfinite"), recorded as the value alone.
 	Bare bool
 }
 
@@ -138,7 +139,9 @@ func (g *Grammar) Parse(s string) (Claim, error) {
 	}
 	got := map[string]string{}
 	if g.Bare {
-		got[g.Keys[0].Name] = s
+		// The one key may be spelled out: "profile=satfinite" is
+		// "satfinite".
+		got[g.Keys[0].Name] = strings.TrimPrefix(s, g.Keys[0].Name+"=")
 	} else {
 		var cur *Key // the key whose value the last part extended
 		for _, part := range strings.Split(s, ",") {

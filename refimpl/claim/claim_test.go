@@ -52,7 +52,8 @@ func TestParse(t *testing.T) {
 		{"nested bad", outer, "schedule=chunk=64,out=fp8", "", `key "schedule": schedule "chunk=64,out=fp8": key "out": value "fp8"`},
 		{"nested key without spec", outer, "schedule=seq,chunk=4", "", `key "chunk": unknown key`},
 		{"bare", &Grammar{What: "profile", Bare: true, Keys: []Key{{Name: "profile", Values: []string{"satfinite"}}}}, "satfinite", "satfinite", ""},
-		{"bare keyed", &Grammar{What: "profile", Bare: true, Keys: []Key{{Name: "profile", Values: []string{"satfinite"}}}}, "profile=satfinite", "", `value "profile=satfinite"`},
+		{"bare keyed", &Grammar{What: "profile", Bare: true, Keys: []Key{{Name: "profile", Values: []string{"satfinite"}}}}, "profile=satfinite", "satfinite", ""},
+		{"bare keyed twice", &Grammar{What: "profile", Bare: true, Keys: []Key{{Name: "profile", Values: []string{"satfinite"}}}}, "profile=profile=satfinite", "", `value "profile=satfinite"`},
 		{"bare spec reordered", &Grammar{What: "profile", Bare: true, Keys: []Key{{Name: "schedule", Values: []string{"seq"}, Spec: inner}}}, "out=fp32,chunk=0", "chunk=0,out=fp32", ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {

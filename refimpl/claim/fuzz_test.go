@@ -5,6 +5,8 @@ import (
 	"testing"
 )
 
+var bare = &Grammar{What: "profile", Bare: true, Keys: []Key{{Name: "schedule", Values: []string{"seq", "mmvq"}, Spec: inner}}}
+
 // FuzzCanonical: whatever the input, parsing never panics, a claim that
 // parses has a canonical spelling that parses to itself with the same
 // values, and every refusal is a *Error.
@@ -12,12 +14,12 @@ func FuzzCanonical(f *testing.F) {
 	for _, s := range []string{
 		"chunk=16,out=fp32", "out=fp32,chunk=16,nan=cuda", "chunk=16, out=fp32", "schedule=seq",
 		"schedule=chunk=64,out=fp16,scale_decode=dgx_lut", "scale_decode=e4m3fn,schedule=out=fp16,chunk=0",
-		"schedule=chunk=1,chunk=2", "=,=,", ",,,", "chunk=016,out=fp32", "a=b=c", "schedule==",
+		"schedule=chunk=1,chunk=2", "=,=,", ",,,", "chunk=016,out=fp32", "a=b=c", "schedule==", "schedule=seq", "schedule=out=fp32,chunk=1", "mmvq",
 	} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		for _, g := range []*Grammar{inner, outer} {
+		for _, g := range []*Grammar{inner, outer, bare} {
 			c, err := g.Parse(s)
 			if err != nil {
 				if _, ok := err.(*Error); !ok {
