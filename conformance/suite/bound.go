@@ -83,7 +83,7 @@ func (s Spec) boundGrammar(maxRound16 int) *claim.Grammar {
 func boundCount(key string, hi int, why string) func(string) error {
 	return func(v string) error {
 		if _, err := claim.ParseCount(v, 0, hi); err != nil {
-			return fmt.Errorf("%s=%q: want a count from 0 to %d in decimal (%s)", key, v, hi, why)
+			return fmt.Errorf("value %q, want a count from 0 to %d in decimal (%s)", v, hi, why)
 		}
 		return nil
 	}
