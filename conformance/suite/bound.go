@@ -69,8 +69,8 @@ func (s Spec) boundGrammar(maxRound16 int) *claim.Grammar {
 	}
 	f := boundFactors[s.Op]
 	g := &claim.Grammar{What: "bound model", Keys: []claim.Key{
-		{Name: "mul32", Check: boundCount("mul32", max(f-1, 0), fmt.Sprintf("a term of %s has %d factors, so at most %d rounded multiplications", s.Op, f, max(f-1, 0)))},
-		{Name: "round16", Check: boundCount("round16", maxRound16, fmt.Sprintf("a term of a reduction of at most %d elements meets at most %d additions and its own product", maxRound16, maxRound16-1))},
+		{Name: "mul32", Check: boundCount(max(f-1, 0), fmt.Sprintf("a term of %s has %d factors, so at most %d rounded multiplications", s.Op, f, max(f-1, 0)))},
+		{Name: "round16", Check: boundCount(maxRound16, fmt.Sprintf("a term of a reduction of at most %d elements meets at most %d additions and its own product", maxRound16, maxRound16-1))},
 		{Name: "out", Values: []string{"fp32", "fp16"}},
 	}}
 	for _, c := range s.BoundKeys {
@@ -80,7 +80,7 @@ func (s Spec) boundGrammar(maxRound16 int) *claim.Grammar {
 }
 
 // boundCount checks a count from 0 to hi, the error saying why hi.
-func boundCount(key string, hi int, why string) func(string) error {
+func boundCount(hi int, why string) func(string) error {
 	return func(v string) error {
 		if _, err := claim.ParseCount(v, 0, hi); err != nil {
 			return fmt.Errorf("value %q, want a count from 0 to %d in decimal (%s)", v, hi, why)

@@ -18,7 +18,7 @@ import (
 // grammar is its bound models' (ParseBound).
 func (s *Suite) Grammar() *claim.Grammar {
 	if s.Bound {
-		return s.boundGrammar(s.MaxK)
+		return s.boundGrammar(min(s.MaxK, maxRound16))
 	}
 	what := "profile of suite " + s.Name
 	if len(s.ProfileKeys) == 0 {
