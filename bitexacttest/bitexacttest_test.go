@@ -219,9 +219,14 @@ func TestSuite(t *testing.T) {
 			})
 		}, "fatal", []string{"returned no Outputs (build them with in.Outputs())"}},
 		{"unknown-profile", func(tb testing.TB) { bitexacttest.Suite(tb, "e4m3", "sat", e4m3(fp8.Satfinite, "codes")) }, "fatal",
-			[]string{`suite e4m3 has no profile "sat"; its profiles: nosat, satfinite`}},
+			[]string{`suite e4m3 has no profile "sat" (its profiles: nosat, satfinite)`, `value "sat", want one of nosat, satfinite`}},
 		{"unknown-key", func(tb testing.TB) { bitexacttest.Suite(tb, "nvfp4", "recipe=canonical,swizle=0", nvfp4("")) }, "fatal",
-			[]string{`"swizle=0" is not one of its keys recipe, swizzle`}},
+			[]string{`key "swizle": unknown key (keys: recipe, swizzle)`}},
+		// One spelling per claim: spaces are refused with the canonical
+		// spelling; reordered keys name the same profile.
+		{"spaced-profile", func(tb testing.TB) { bitexacttest.Suite(tb, "nvfp4", "recipe=canonical, swizzle=0", nvfp4("")) }, "fatal",
+			[]string{`write it as "recipe=canonical,swizzle=0"`}},
+		{"reordered-profile", func(tb testing.TB) { bitexacttest.Suite(tb, "nvfp4", "swizzle=0,recipe=canonical", nvfp4("")) }, "pass", nil},
 		{"unknown-suite", func(tb testing.TB) { bitexacttest.Suite(tb, "nvfp5", "recipe=canonical", nvfp4("")) }, "fatal",
 			[]string{`unknown suite "nvfp5" (suites: e2m1, `}},
 		{"nvfp4", func(tb testing.TB) { bitexacttest.Suite(tb, "nvfp4", "recipe=canonical", nvfp4("")) }, "pass", nil},

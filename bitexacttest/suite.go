@@ -86,52 +86,16 @@ func CheckSuite(name, profile string, f func(in Inputs) (Outputs, error), opts .
 	return r, nil
 }
 
-// profileName finds the suite's profile that p names: a profile name as
-// listed, or "key=value" pairs in any order with defaults left out.
+// profileName finds the suite's profile that p names, in its canonical
+// spelling (suite.Suite.CanonicalProfile, the one claim parser): a
+// profile name as listed, or its keys in any order with defaults left
+// out, or for a GEMV suite a schedule spec string.
 func profileName(s *suite.Suite, p string) (string, error) {
-	if s.HasProfile(p) {
-		return p, nil
+	q, err := s.CanonicalProfile(p)
+	if err != nil {
+		return "", fmt.Errorf("bitexacttest: suite %s has no profile %q (its profiles: %s): %w", s.Name, p, strings.Join(s.Profiles, ", "), err)
 	}
-	// A GEMV schedule spec string, spelled as certify reads it from
-	// results.json (suite.Suite.CheckProfile).
-	if s.SpecKey != "" && s.CheckProfile(p) == nil {
-		return p, nil
-	}
-	bad := func(why string) error {
-		return fmt.Errorf("bitexacttest: suite %s has no profile %q%s; its profiles: %s", s.Name, p, why, strings.Join(s.Profiles, ", "))
-	}
-	if len(s.ProfileKeys) == 0 || !strings.Contains(p, "=") {
-		return "", bad("")
-	}
-	params := map[string]string{}
-	for _, kv := range strings.Split(p, ",") {
-		k, v, ok := strings.Cut(strings.TrimSpace(kv), "=")
-		if !ok || !isKey(s, k) {
-			return "", bad(fmt.Sprintf(" (%q is not one of its keys %s)", kv, strings.Join(s.ProfileKeys, ", ")))
-		}
-		params[k] = v
-	}
-	// A key left out takes the op's default; without one it is ambiguous.
-	for _, k := range s.ProfileKeys {
-		if _, ok := params[k]; !ok {
-			if _, ok := s.Defaults[k]; !ok {
-				return "", bad(fmt.Sprintf(" (key %s is missing)", k))
-			}
-		}
-	}
-	if q := s.ProfileName(params); s.HasProfile(q) {
-		return q, nil
-	}
-	return "", bad("")
-}
-
-func isKey(s *suite.Suite, k string) bool {
-	for _, q := range s.ProfileKeys {
-		if q == k {
-			return true
-		}
-	}
-	return false
+	return q, nil
 }
 
 func sortedNames(ts ops.Tensors) []string {

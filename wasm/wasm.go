@@ -268,7 +268,7 @@ func (r *Runtime) instantiate(ctx context.Context, v *variant) (*instance, error
 		defer in.lm.leave()
 	}
 	if err != nil {
-		return nil, fmt.Errorf("wasm: instantiating the reference module: %w%s", err, in.stderr.suffix())
+		return nil, &guestFailure{msg: "wasm: instantiating the reference module: " + firstLine(err.Error()) + in.stderr.suffix(), err: err}
 	}
 	in.mod, in.mem = mod, mod.Memory()
 	fns := map[string]*api.Function{
@@ -430,7 +430,7 @@ func (r *Runtime) call(ctx context.Context, what string, limit uint64, f func(*i
 		err = fmt.Errorf("%w: %s needs more than the %d MiB of guest memory allowed for it (the reference ran out of memory)",
 			ErrInputTooLarge, what, limit>>20)
 	default:
-		err = fmt.Errorf("wasm: %s: the guest failed: %w%s", what, err, in.stderr.suffix())
+		err = &guestFailure{msg: fmt.Sprintf("wasm: %s: the guest failed: %s%s", what, firstLine(err.Error()), in.stderr.suffix()), err: err}
 	}
 	r.put(ctx, in, healthy)
 	return err
@@ -651,12 +651,35 @@ func (h *headBuffer) Write(p []byte) (int, error) {
 
 func (h *headBuffer) reset() { h.b = h.b[:0] }
 
+// suffix is the first line of what the guest wrote to stderr (the Go
+// runtime's "fatal error: ..." or "panic: ..."), for an error message.
 func (h *headBuffer) suffix() string {
-	s := strings.TrimSpace(string(h.b))
+	s := firstLine(strings.TrimSpace(string(h.b)))
 	if s == "" {
 		return ""
 	}
 	return "; guest stderr: " + s
+}
+
+// guestFailure is a failure of the guest itself in one line: wazero's
+// errors carry a wasm stack trace on the lines after their first, and
+// the guest's stderr a goroutine dump, which say nothing to the user of
+// a command; the full error stays reachable through Unwrap.
+type guestFailure struct {
+	msg string
+	err error
+}
+
+func (e *guestFailure) Error() string { return e.msg }
+func (e *guestFailure) Unwrap() error { return e.err }
+
+// firstLine is s up to its first line break, with " (...)" where more
+// followed.
+func firstLine(s string) string {
+	if i := strings.IndexAny(s, "\r\n"); i >= 0 {
+		return strings.TrimSpace(s[:i]) + " (...)"
+	}
+	return s
 }
 
 var _ io.Writer = (*headBuffer)(nil)

@@ -846,3 +846,20 @@ func encodeParallel(c unary.Conversion, start uint32, out []byte) {
 	}
 	wg.Wait()
 }
+
+// TestGuestFailureOneLine: a failure of the guest is reported in one line
+// (no wasm stack trace, no goroutine dump), the full error kept for
+// errors.Is and errors.As.
+func TestGuestFailureOneLine(t *testing.T) {
+	cause := errors.New("wasm error: unreachable\nwasm stack trace:\n\t.runtime.abort()\n\t.main.call(i32)")
+	h := headBuffer{}
+	h.Write([]byte("panic: runtime error: makeslice: len out of range\n\ngoroutine 1 [running]:\nmain.f()\n"))
+	err := error(&guestFailure{msg: "wasm: op x: the guest failed: " + firstLine(cause.Error()) + h.suffix(), err: cause})
+	want := "wasm: op x: the guest failed: wasm error: unreachable (...); guest stderr: panic: runtime error: makeslice: len out of range (...)"
+	if err.Error() != want {
+		t.Errorf("error = %q, want %q", err, want)
+	}
+	if !errors.Is(err, cause) {
+		t.Error("the cause is not reachable through errors.Is")
+	}
+}

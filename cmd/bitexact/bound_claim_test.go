@@ -103,9 +103,15 @@ func TestCertifyBoundMode(t *testing.T) {
 	for _, tc := range []struct{ name, claim, want string }{
 		{"no model", "", "suite gemv-mxfp4-bound is a bound-mode suite: profile must declare the bound model"},
 		{"a schedule", "mmvq", "is not a bound model of suite gemv-mxfp4-bound"},
-		{"keys out of order", "round16=0,mul32=2,out=fp32", "want mul32"},
-		{"bad precision", "mul32=2,round16=0,out=bf16", `out="bf16", want one of fp32, fp16`},
-		{"negative count", "mul32=-2,round16=0,out=fp32", `mul32="-2", want a count`},
+		{"spaces", "mul32=2, round16=0,out=fp32", `write it as "mul32=2,round16=0,out=fp32"`},
+		{"bad precision", "mul32=2,round16=0,out=bf16", `key "out": value "bf16", want one of fp32, fp16`},
+		{"negative count", "mul32=-2,round16=0,out=fp32", `key "mul32": value "-2", want a count`},
+		// A model must describe a plausible kernel: before, any count up
+		// to 65536 was accepted and round16=1024 let all-zero outputs
+		// certify CONFORMS.
+		{"more roundings than can happen", "mul32=0,round16=1024,out=fp32", `key "round16": value "1024", want a count from 0 to 1023`},
+		{"more multiplications than factors", "mul32=3,round16=0,out=fp32", "a term of gemv.mxfp4_q8_1 has 3 factors, so at most 2 rounded multiplications"},
+		{"zero within the bound", "mul32=0,round16=200,out=fp32", "bound model mul32=0,round16=200,out=fp32 is too loose for suite gemv-mxfp4-bound: on task gemv.mxfp4_q8_1 a zero output is within its bound at 495 of the 510 outputs"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -114,8 +120,19 @@ func TestCertifyBoundMode(t *testing.T) {
 			expect(t, []string{"certify", "--suite", name, "--results", dir}, exitUsage, "err", tc.want)
 		})
 	}
-	// A declared fp16 output with F32 results is a layout error: exit 2.
+	// Keys in another order name the same model, recorded canonically.
 	dir := t.TempDir()
+	copyDir(t, good, dir)
+	editManifest(t, dir, func(m *results.Manifest) { m.Profile = "round16=0,out=fp32,mul32=2" })
+	expect(t, []string{"certify", "--suite", name, "--results", dir}, exitOK, "out", "CONFORMS WITHIN THE RIGOROUS BOUND (not bit-exact) of bound model "+model+":")
+	// All-zero outputs under the named model do not conform.
+	zeros := kernelResults(t, set, name, model, func(t *testing.T, task suite.Task, in ops.Tensors) ops.Tensors {
+		y := kernel(t, task, in)["y"]
+		return ops.Tensors{"y": tensor.FromF32(y.Shape, make([]float32, len(y.F32())))}
+	})
+	expect(t, []string{"certify", "--suite", name, "--results", zeros}, exitMismatch, "out", "DOES NOT CONFORM: OUTSIDE THE RIGOROUS BOUND")
+	// A declared fp16 output with F32 results is a layout error: exit 2.
+	dir = t.TempDir()
 	copyDir(t, good, dir)
 	editManifest(t, dir, func(m *results.Manifest) { m.Profile = "mul32=2,round16=0,out=fp16" })
 	expect(t, []string{"certify", "--suite", name, "--results", dir}, exitUsage, "err", `tensor "y": dtype F32, want F16`)

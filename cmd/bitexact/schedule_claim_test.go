@@ -80,18 +80,47 @@ func TestCertifyScheduleSpec(t *testing.T) {
 	// Malformed or foreign specs are bad input: exit 2 naming the problem.
 	good := kernelResults(t, set, "gemv-mxfp4", llamaCPU, refKernel("gemv.mxfp4_q8_1", ops.Params{"schedule": llamaCPU}))
 	for _, tc := range []struct{ name, suite, claim, want string }{
-		{"missing keys", "gemv-mxfp4", "chunk=0,lanes=0,group=32", `missing key "fma"`},
-		{"bad value", "gemv-mxfp4", strings.Replace(llamaCPU, "reduce=seq", "reduce=random", 1), `reduce="random"`},
+		{"missing keys", "gemv-mxfp4", "chunk=0,lanes=0,group=32", `key "fma": missing`},
+		{"bad value", "gemv-mxfp4", strings.Replace(llamaCPU, "reduce=seq", "reduce=random", 1), `value "random", want seq, pairwise, butterflyW or stridedW`},
+		// The verifier's cost is the suite's, not the claim's: counts
+		// beyond what the tasks can use are refused while the claim is
+		// read, before any reference computation (this error comes from
+		// the parse; before, lanes=10000000 ran 48 s and larger ones
+		// ended in a wasm stack trace).
+		{"lanes beyond any GEMV", "gemv-mxfp4", strings.Replace(llamaCPU, "lanes=0", "lanes=10000000", 1), `key "lanes": value "10000000", want a count from 0 to 1048576`},
+		{"lanes beyond the suite", "gemv-mxfp4", strings.Replace(llamaCPU, "lanes=0", "lanes=8192", 1), "lanes=8192 exceeds 4096, the longest reduction (K=4096)"},
+		{"spaces", "gemv-mxfp4", strings.Replace(llamaCPU, ",", ", ", 1), `contains whitespace, which no key or value has; write it as "` + llamaCPU + `"`},
 		{"not a spec", "gemv-mxfp4", "fastest", "neither a named schedule of the suite nor a spec string"},
 		{"chunk not a multiple of group", "gemv-mxfp4", strings.Replace(llamaCPU, "chunk=0", "chunk=48", 1), "chunk 48 is not a multiple of group 32"},
-		{"unknown scale decode", "gemv-sparse-fp4", "schedule=" + llamaCPU + ",scale_decode=ue4m3", `scale_decode="ue4m3" is not a value of the suite's profiles`},
+		{"unknown scale decode", "gemv-sparse-fp4", "schedule=" + llamaCPU + ",scale_decode=ue4m3", `key "scale_decode": value "ue4m3", want one of e4m3fn, dgx_lut`},
 		{"spec on a suite without specs", "e4m3", llamaCPU, "is not a profile of suite e4m3"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
 			copyDir(t, good, dir)
 			editManifest(t, dir, func(m *results.Manifest) { m.Suite, m.Profile = tc.suite, tc.claim })
-			expect(t, []string{"certify", "--suite", tc.suite, "--results", dir}, exitUsage, "err", tc.want)
+			_, e := expect(t, []string{"certify", "--suite", tc.suite, "--results", dir}, exitUsage, "err", tc.want)
+			if strings.Contains(e, "wasm stack trace") || strings.Count(strings.TrimSpace(e), "\n") > 2 {
+				t.Errorf("the refusal is not a short message:\n%s", e)
+			}
 		})
 	}
+
+	// Reordered keys name the same schedule: the certificate records the
+	// canonical spelling, and verify-cert --results agrees.
+	dir := t.TempDir()
+	copyDir(t, good, dir)
+	reordered := "out=fp32,reduce=seq,partial=fp32,acc=fp32,fma=0,group=32,lanes=0,chunk=0"
+	editManifest(t, dir, func(m *results.Manifest) { m.Profile = reordered })
+	cert := t.TempDir()
+	expect(t, []string{"certify", "--suite", "gemv-mxfp4", "--results", dir, "--cert-out", cert}, exitOK, "out", "CONFORMS to claimed profile "+llamaCPU)
+	b, err := os.ReadFile(filepath.Join(cert, certificate.JSONFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := certificate.Parse(b)
+	if err != nil || c.Claimed != llamaCPU || c.Against != llamaCPU {
+		t.Errorf("reordered claim recorded as %q against %q (%v), want %q", c.Claimed, c.Against, err, llamaCPU)
+	}
+	expect(t, []string{"verify-cert", filepath.Join(cert, certificate.JSONFile), "--results", dir}, exitOK, "out", "CONFORMS")
 }

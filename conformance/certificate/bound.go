@@ -59,7 +59,13 @@ func buildBound(ctx context.Context, in Input, c *Certificate) (*Certificate, er
 	if in.Reference == nil {
 		return nil, fmt.Errorf("suite %s: no reference engine to compute the exact products", s.Name)
 	}
-	c.Mode, c.Against = ModeBound, claim.Name
+	// A model must describe a plausible kernel: one under which zero or
+	// negated outputs would pass is refused before any verdict.
+	al, err := s.CheckBoundModel(in.Set, claim)
+	if err != nil {
+		return nil, fmt.Errorf("invalid bound model: %w", err)
+	}
+	c.Mode, c.Against, c.BoundAllowance = ModeBound, claim.Name, &al
 	by := golden.EngineName(in.Reference)
 	if want := "wasm sha256:" + in.ReferenceWasm; by != want && c.Valid {
 		c.Valid, c.InvalidReason = false, fmt.Sprintf("exact products computed by %s, not by the reference module %s", by, want)
@@ -219,7 +225,7 @@ func boundCase(ctx context.Context, s *suite.Suite, in Input, t suite.Task, clai
 				}
 				continue
 			}
-			if within[r] != 1 && (math.IsInf(v, 0) || math.IsNaN(v)) && mayOverflow(p.W[r*k:(r+1)*k], p.X, claim.Model) {
+			if within[r] != 1 && (math.IsInf(v, 0) || math.IsNaN(v)) && suite.MayOverflow(p.W[r*k:(r+1)*k], p.X, claim.Model) {
 				bc.Within++
 				bc.Overflow++
 				continue
@@ -246,25 +252,6 @@ func closer(e, b, e0, b0 float64) bool {
 		return true
 	}
 	return e*b0 > e0*b
-}
-
-// mayOverflow reports whether a row of finite terms can overflow in some
-// summation order under model m: the sum of their magnitudes, widened by
-// a margin for the rounding of products and partial sums, reaches the
-// least magnitude that rounds to infinity in float32 (2^128 - 2^103), or
-// in fp16 (65520) when partials or the output are fp16. The error bound
-// assumes no overflow; past this point a kernel that is right in every
-// rounding may still write an infinity, or a NaN from opposite ones.
-func mayOverflow(w, x []float64, m gemv.BoundModel) bool {
-	limit := math.Ldexp(1, 128) - math.Ldexp(1, 103)
-	if m.Round16 > 0 || m.Out == gemv.FP16 {
-		limit = 65520
-	}
-	var sum float64
-	for i, a := range w {
-		sum += math.Abs(a * x[i])
-	}
-	return sum*(1+1.0/1024) >= limit
 }
 
 // termClass classifies the terms w[i]*x[i]: finite when every factor is
@@ -387,6 +374,16 @@ func boundVerdict(c *Certificate) string {
 	} else {
 		fmt.Fprintf(&b, "DOES NOT CONFORM: OUTSIDE THE RIGOROUS BOUND (bound mode, not bit-exact) of bound model `%s`: %d of %d outputs of %d %s outside the bound of the exact product", c.Against, outputs-within, outputs, tasks, ts)
 	}
+	if a := c.BoundAllowance; a != nil {
+		fmt.Fprintf(&b, "; the model's bound is %s of |y| at the median and at most %s over the %d outputs that are not tiny by construction",
+			fmtRatio(a.MedianRatio), fmtRatio(a.MaxRatio), a.Informative)
+		if a.ZeroWithin > 0 {
+			fmt.Fprintf(&b, " (a zero output would be within it at %d of them)", a.ZeroWithin)
+		}
+		if a.Tiny > 0 {
+			fmt.Fprintf(&b, "; %d outputs are tiny by construction (within the rounding any summation order of their terms allows) and cannot be told from zero", a.Tiny)
+		}
+	}
 	switch {
 	case nonFinite == 1:
 		b.WriteString("; 1 output has a NaN or infinite term and no exact value")
@@ -402,11 +399,14 @@ func boundVerdict(c *Certificate) string {
 	return b.String()
 }
 
+// fmtRatio spells a ratio of the bound to |y|: "0.0073x".
+func fmtRatio(r float64) string { return fmt.Sprintf("%.3gx", r) }
+
 // checkBound is Verify's check of the bound mode: a bound-mode suite's
 // certificate is in bound mode (and no other is), holds every case to the
 // claimed model with a summary whose counts give the case's, and gives one
 // profile verdict, the model's.
-func checkBound(c *Certificate, s *suite.Suite) error {
+func checkBound(c *Certificate, s *suite.Suite, set *golden.Set) error {
 	if (c.Mode == ModeBound) != s.Bound {
 		return reject("mode %q, but suite %s is %s", c.Mode, s.Name, map[bool]string{true: "a bound-mode suite", false: "bit-exact"}[s.Bound])
 	}
@@ -416,10 +416,21 @@ func checkBound(c *Certificate, s *suite.Suite) error {
 				return reject("task %s has a bound summary in a bit-exact certificate", cs.Task)
 			}
 		}
+		if c.BoundAllowance != nil {
+			return reject("a bit-exact certificate carries a bound allowance")
+		}
 		return nil
 	}
-	if _, err := s.ParseBound(c.Against); err != nil || c.Claimed != c.Against {
-		return reject("bound model %q (claimed %q) is not a well-formed claim: %v", c.Against, c.Claimed, err)
+	claim, err := s.ParseBound(c.Against)
+	if err != nil || c.Claimed != c.Against || claim.Name != c.Against {
+		return reject("bound model %q (claimed %q) is not a well-formed claim in its canonical spelling: %v", c.Against, c.Claimed, err)
+	}
+	al, err := s.CheckBoundModel(set, claim)
+	if err != nil {
+		return reject("%v", err)
+	}
+	if c.BoundAllowance == nil || *c.BoundAllowance != al {
+		return reject("bound allowance %+v, but the model allows %+v on this golden set", c.BoundAllowance, al)
 	}
 	if len(c.Profiles) != 1 || c.Profiles[0].Profile != c.Against {
 		return reject("a bound-mode certificate gives one verdict, the bound model's")

@@ -207,11 +207,36 @@ func TestBoundPerturbedRowFails(t *testing.T) {
 	if err := Verify(cert, Context{Set: set, GoldenSHA256: ReleasedGoldenSHA256(), ReferenceWasm: "w"}); err != nil {
 		t.Errorf("fresh certificate rejected: %v", err)
 	}
+	// The certificate says what the model allows, in every form.
+	for form, text := range map[string]string{"verdict": cert.VerdictText(), "markdown": md, "junit": string(j)} {
+		if !strings.Contains(text, "at the median and at most") || !strings.Contains(text, "not tiny by construction") {
+			t.Errorf("%s does not say what the model allows:\n%s", form, text)
+		}
+	}
+	if a := cert.BoundAllowance; a == nil || a.Informative == 0 || a.MedianRatio <= 0 || a.MaxRatio < a.MedianRatio {
+		t.Errorf("bound allowance %+v", a)
+	}
 	// Edited and resealed: a bound certificate passed off as bit-exact,
 	// or with a summary that does not give its counts, is rejected.
 	for name, edit := range map[string]func(c *Certificate){
-		"mode dropped":    func(c *Certificate) { c.Mode = "" },
-		"within inflated": func(c *Certificate) { c.Cases[0].Bound.Within = c.Cases[0].Bound.Outputs },
+		"mode dropped":      func(c *Certificate) { c.Mode = "" },
+		"within inflated":   func(c *Certificate) { c.Cases[0].Bound.Within = c.Cases[0].Bound.Outputs },
+		"allowance dropped": func(c *Certificate) { c.BoundAllowance = nil },
+		"allowance shrunk":  func(c *Certificate) { c.BoundAllowance.MaxRatio /= 2 },
+		// A model too loose to certify, written into a certificate by
+		// hand: Verify recomputes what it allows and refuses it.
+		"loose model": func(c *Certificate) {
+			c.Claimed, c.Against, c.Profiles[0].Profile = "mul32=0,round16=200,out=fp32", "mul32=0,round16=200,out=fp32", "mul32=0,round16=200,out=fp32"
+			for i := range c.Cases {
+				c.Cases[i].Profile = c.Against
+			}
+		},
+		"reordered claim": func(c *Certificate) {
+			c.Claimed, c.Against, c.Profiles[0].Profile = "out=fp32,mul32=1,round16=0", "out=fp32,mul32=1,round16=0", "out=fp32,mul32=1,round16=0"
+			for i := range c.Cases {
+				c.Cases[i].Profile = c.Against
+			}
+		},
 	} {
 		b, err := cert.JSON()
 		if err != nil {
@@ -245,9 +270,14 @@ func TestBoundClaims(t *testing.T) {
 	out := scheduleOutputs(t, set, s, tensor.F32, "")
 	for _, c := range []struct{ claim, want string }{
 		{"", "must declare their bound model"},
-		{"mul32=1", "want 3 keys"},
-		{"round16=0,mul32=1,out=fp32", "want mul32"},
+		{"mul32=1", `key "round16": missing`},
+		{"mul32=1, round16=0,out=fp32", `write it as "mul32=1,round16=0,out=fp32"`},
+		{"mul32=1,round16=0,out=fp32,mul32=1", `key "mul32": given twice`},
+		{"mul32=1,round16=0,out=fp32,scale_decode=e4m3fn", `key "scale_decode": unknown key`},
 		{"mul32=-1,round16=0,out=fp32", "want a count"},
+		{"mul32=2,round16=0,out=fp32", "a term of gemv.exact has 2 factors, so at most 1 rounded multiplications"},
+		{"mul32=0,round16=1024,out=fp32", "want a count from 0 to 256"},
+		{"mul32=0,round16=200,out=fp32", "too loose for suite gemv-bound"},
 		{"mul32=1,round16=0,out=bf16", "want one of fp32, fp16"},
 		{"mul32=01,round16=0,out=fp32", "want a count"},
 	} {
@@ -257,8 +287,14 @@ func TestBoundClaims(t *testing.T) {
 			t.Errorf("claim %q: error %v, want containing %q", c.claim, err, c.want)
 		}
 	}
-	// An output in the wrong precision for its model fails as a layout.
+	// Reordered keys name the same model, recorded canonically.
 	cert, err := Build(Input{Suite: s, Set: set, GoldenSHA256: ReleasedGoldenSHA256(), ReferenceWasm: "w", Reference: golden.Native{},
+		Backend: "results", Implementation: "k", Claimed: "out=fp32,round16=0,mul32=1", Outputs: out})
+	if err != nil || cert.Claimed != "mul32=1,round16=0,out=fp32" || cert.Against != cert.Claimed || !cert.Conforms {
+		t.Errorf("reordered model: %v, claimed %q against %q", err, cert.Claimed, cert.Against)
+	}
+	// An output in the wrong precision for its model fails as a layout.
+	cert, err = Build(Input{Suite: s, Set: set, GoldenSHA256: ReleasedGoldenSHA256(), ReferenceWasm: "w", Reference: golden.Native{},
 		Backend: "results", Implementation: "k", Claimed: "mul32=1,round16=0,out=fp16", Outputs: out})
 	if err != nil || cert.Conforms || cert.Cases[0].Tensors[0].Layout == "" {
 		t.Errorf("F32 outputs under out=fp16: %v, %+v", err, cert)

@@ -59,6 +59,9 @@ type Certificate struct {
 	// declared bound model and no output is compared bit for bit); empty
 	// for bit-exact certification.
 	Mode string `json:"mode,omitempty"`
+	// BoundAllowance, in bound mode, says what the declared model allows
+	// on the suite's tasks: its bound against |y| (suite.BoundAllowance).
+	BoundAllowance *suite.BoundAllowance `json:"bound_allowance,omitempty"`
 	// Valid is false for a sampled or reduced run, with the reason.
 	Valid         bool           `json:"valid_for_certification"`
 	InvalidReason string         `json:"invalid_reason,omitempty"`
@@ -263,6 +266,15 @@ func BuildContext(ctx context.Context, in Input) (*Certificate, error) {
 	}
 	if in.MaxMismatches == 0 {
 		in.MaxMismatches = DefaultMaxMismatches
+	}
+	if in.Claimed != "" {
+		// One spelling per claim: the certificate records the canonical
+		// one, whatever order the results declared its keys in.
+		p, err := s.CanonicalProfile(in.Claimed)
+		if err != nil {
+			return nil, err
+		}
+		in.Claimed = p
 	}
 	// Parse refuses a certificate with control characters, so Build never
 	// writes one: strings from outside (results.json, a kernel name, the

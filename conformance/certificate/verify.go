@@ -127,8 +127,13 @@ func Verify(c *Certificate, ctx Context) error {
 	if err != nil {
 		return reject("%v", err)
 	}
-	if err := checkBound(c, s); err != nil {
+	if err := checkBound(c, s, ctx.Set); err != nil {
 		return err
+	}
+	if c.Claimed != "" {
+		if p, err := s.CanonicalProfile(c.Claimed); err != nil || p != c.Claimed {
+			return reject("claimed profile %q is not a profile of suite %s in its canonical spelling (%q): %v", c.Claimed, s.Name, p, err)
+		}
 	}
 	// Every task exactly once (or listed as missing in a reduced run).
 	seen := map[string]int{}

@@ -63,6 +63,24 @@ type SuiteOptions struct {
 // could not be run.
 func Suite(ctx context.Context, o SuiteOptions, run func(ctx context.Context, t Task) (ops.Tensors, error)) (*certificate.Certificate, error) {
 	s, p := o.Suite, o.Profile
+	// One spelling per claim (refimpl/claim): the tasks and the
+	// certificate use the canonical one. A bound model that would let a
+	// zero output pass is refused before the kernel runs.
+	if p != "" {
+		var err error
+		if p, err = s.CanonicalProfile(p); err != nil {
+			return nil, err
+		}
+		if s.Bound {
+			claim, err := s.ParseBound(p)
+			if err != nil {
+				return nil, err
+			}
+			if _, err := s.CheckBoundModel(o.Set, claim); err != nil {
+				return nil, err
+			}
+		}
+	}
 	outputs := map[string]ops.Tensors{}
 	for _, st := range s.Tasks {
 		t, err := suiteTask(ctx, o.Set, s, st, p, o.Reference)

@@ -214,6 +214,13 @@ func Read(dir string, s *suite.Suite, opt *Options) (*Results, error) {
 		if err := s.CheckProfile(m.Profile); err != nil {
 			return nil, &Error{File: ManifestFile, Problem: err.Error()}
 		}
+		// One spelling per claim (refimpl/claim): keys in another order,
+		// or defaults left out, name the canonical profile.
+		p, err := s.CanonicalProfile(m.Profile)
+		if err != nil {
+			return nil, &Error{File: ManifestFile, Problem: err.Error()}
+		}
+		m.Profile = p
 	}
 	r := &Results{Manifest: m, Outputs: map[string]ops.Tensors{}}
 	r.Files = append(r.Files, File{Name: ManifestFile, SHA256: digest(mb), Bytes: len(mb)})

@@ -3,10 +3,10 @@ package suite
 import (
 	"fmt"
 	"strconv"
-	"strings"
 
 	"github.com/bitexact/bitexact/golden"
 	"github.com/bitexact/bitexact/refimpl/awq"
+	"github.com/bitexact/bitexact/refimpl/claim"
 	"github.com/bitexact/bitexact/refimpl/gemv"
 	"github.com/bitexact/bitexact/refimpl/half"
 	"github.com/bitexact/bitexact/refimpl/ops"
@@ -31,12 +31,20 @@ type BoundChoice struct {
 	Values []string
 }
 
-// The keys every bound model spells, in this order.
-var boundKeys = []string{"mul32", "round16", "out"}
-
-// maxBoundCount bounds mul32 and round16: beyond it the bound says
-// nothing a certificate should carry (gemv.Bound itself refuses n*u >= 1).
+// maxBoundCount bounds round16 where no task gives a reduction length
+// (Spec.ParseBound, before the suite is resolved): beyond it the bound
+// says nothing a certificate should carry.
 const maxBoundCount = 1 << 16
+
+// boundFactors is the number of factors of one exact term of each op's
+// products: a term meets at most one fewer rounded multiplication, so a
+// model's mul32 is at most that. gemv.exact and gemv.awq multiply a
+// weight by an activation (AWQ's weight is the dequantized fp16 value);
+// MXFP4 x Q8_1 multiplies the integer dot product of a block by the
+// E8M0 scale and the Q8_1 scale d8; the sparse NVFP4 GEMV multiplies an
+// E2M1 weight, an fp16 activation, the E4M3 block scale and the float32
+// global scale.
+var boundFactors = map[string]int{"gemv.exact": 2, "gemv.awq": 2, "gemv.mxfp4_q8_1": 3, "gemv.sparse_fp4": 4}
 
 // BoundClaim is a parsed bound model: what the kernel declares it may do.
 type BoundClaim struct {
@@ -49,57 +57,77 @@ type BoundClaim struct {
 	Params ops.Params
 }
 
-// ParseBound parses a bound model declared for a bound-mode suite. It
-// must be spelled canonically: mul32, round16 and out, then the family's
-// keys (BoundKeys), each once, in that order, "k=v" joined by commas;
-// mul32 and round16 are decimal counts, out is fp32 or fp16.
+// boundGrammar is the claim grammar of the suite's bound models: mul32
+// from 0 to one fewer than the op's factors per term (boundFactors),
+// round16 from 0 to maxRound16 (a term of a K-element reduction meets at
+// most K-1 additions and its own product, so the resolved suite passes
+// its longest reduction), out fp32 or fp16, then the family's keys
+// (BoundKeys), each taking the values it lists.
+func (s Spec) boundGrammar(maxRound16 int) *claim.Grammar {
+	if maxRound16 <= 0 {
+		maxRound16 = maxBoundCount
+	}
+	f := boundFactors[s.Op]
+	g := &claim.Grammar{What: "bound model", Keys: []claim.Key{
+		{Name: "mul32", Check: boundCount(max(f-1, 0), fmt.Sprintf("a term of %s has %d factors, so at most %d rounded multiplications", s.Op, f, max(f-1, 0)))},
+		{Name: "round16", Check: boundCount(maxRound16, fmt.Sprintf("a term of a reduction of at most %d elements meets at most %d additions and its own product", maxRound16, maxRound16-1))},
+		{Name: "out", Values: []string{"fp32", "fp16"}},
+	}}
+	for _, c := range s.BoundKeys {
+		g.Keys = append(g.Keys, claim.Key{Name: c.Key, Values: c.Values})
+	}
+	return g
+}
+
+// boundCount checks a count from 0 to hi, the error saying why hi.
+func boundCount(hi int, why string) func(string) error {
+	return func(v string) error {
+		if _, err := claim.ParseCount(v, 0, hi); err != nil {
+			return fmt.Errorf("value %q, want a count from 0 to %d in decimal (%s)", v, hi, why)
+		}
+		return nil
+	}
+}
+
+// ParseBound parses a bound model declared for a bound-mode suite under
+// the one claim rule (refimpl/claim): mul32, round16 and out, then the
+// family's keys (BoundKeys), each once, in any order (recorded in that
+// order: Name), no spaces; mul32 and round16 are decimal counts within
+// their caps (boundGrammar), out is fp32 or fp16. A resolved suite caps
+// round16 by its longest reduction (Suite.ParseBound).
 func (s Spec) ParseBound(p string) (BoundClaim, error) {
+	return s.parseBound(p, 0)
+}
+
+// ParseBound is Spec.ParseBound with round16 capped by the suite's
+// longest reduction, MaxK, and by maxRound16.
+func (s *Suite) ParseBound(p string) (BoundClaim, error) {
+	return s.parseBound(p, min(s.MaxK, maxRound16))
+}
+
+// maxRound16 is the most fp16 roundings a model may declare whatever the
+// reduction: from 1024 on, gamma(round16, 2^-11) is at least 1 and the
+// bound is at least the terms' own magnitude, bounding nothing.
+const maxRound16 = 1023
+
+func (s Spec) parseBound(p string, maxRound16 int) (BoundClaim, error) {
 	if !s.Bound {
 		return BoundClaim{}, fmt.Errorf("suite %s is not a bound-mode suite", s.Name)
 	}
-	keys := append([]string{}, boundKeys...)
-	allowed := map[string][]string{"out": {"fp32", "fp16"}}
-	for _, c := range s.BoundKeys {
-		keys = append(keys, c.Key)
-		allowed[c.Key] = c.Values
+	c, err := s.boundGrammar(maxRound16).Parse(p)
+	if err != nil {
+		return BoundClaim{}, err
 	}
-	want := strings.Join(keys, "=..,") + "=.."
-	parts := strings.Split(p, ",")
-	if len(parts) != len(keys) {
-		return BoundClaim{}, fmt.Errorf("bound model %q: want %d keys spelled %s", p, len(keys), want)
+	bc := BoundClaim{Name: c.Canonical, Params: ops.Params{}}
+	for k, v := range c.Values {
+		bc.Params[k] = v
 	}
-	c := BoundClaim{Name: p, Params: ops.Params{}}
-	for i, part := range parts {
-		k, v, ok := strings.Cut(part, "=")
-		if !ok || k != keys[i] {
-			return BoundClaim{}, fmt.Errorf("bound model %q: key %d is %q, want %s (spelled %s)", p, i+1, part, keys[i], want)
-		}
-		switch k {
-		case "mul32", "round16":
-			n, err := strconv.Atoi(v)
-			if err != nil || n < 0 || n > maxBoundCount || strconv.Itoa(n) != v {
-				return BoundClaim{}, fmt.Errorf("bound model %q: %s=%q, want a count from 0 to %d", p, k, v, maxBoundCount)
-			}
-			if k == "mul32" {
-				c.Model.Mul32 = n
-			} else {
-				c.Model.Round16 = n
-			}
-		default:
-			okv := false
-			for _, a := range allowed[k] {
-				okv = okv || a == v
-			}
-			if !okv {
-				return BoundClaim{}, fmt.Errorf("bound model %q: %s=%q, want one of %s", p, k, v, strings.Join(allowed[k], ", "))
-			}
-			if k == "out" && v == "fp16" {
-				c.Model.Out = gemv.FP16
-			}
-		}
-		c.Params[k] = v
+	bc.Model.Mul32, _ = claim.ParseCount(c.Values["mul32"], 0, maxBoundCount)
+	bc.Model.Round16, _ = claim.ParseCount(c.Values["round16"], 0, maxBoundCount)
+	if c.Values["out"] == "fp16" {
+		bc.Model.Out = gemv.FP16
 	}
-	return c, nil
+	return bc, nil
 }
 
 // BoundLayout is the results layout of task t under a bound model: one

@@ -91,13 +91,16 @@ func (s *Suite) Describe(set *golden.Set, manifestSHA256 string) (*Description, 
 	}
 	if s.Bound {
 		d.Mode = "bound"
-		d.ProfileKeys = append([]string{}, boundKeys...)
-		for _, c := range s.BoundKeys {
-			d.ProfileKeys = append(d.ProfileKeys, c.Key)
+		d.ProfileKeys = []string{}
+		for _, k := range s.Grammar().Keys {
+			d.ProfileKeys = append(d.ProfileKeys, k.Name)
 		}
 		d.Results += " This is a bound-mode suite: \"profile\" is required and declares the bound model, spelled " +
 			"\"mul32=M,round16=R,out=fp32|fp16\"" + boundExtra(s.BoundKeys) + " (mul32: float32-rounded multiplications on each term's path, " +
-			"round16: fp16 roundings on each term's path, out: the output precision; any float32 summation order, fused or not, is covered). " +
+			"round16: fp16 roundings on each term's path, out: the output precision; any float32 summation order, fused or not, is covered; " +
+			"keys in another order are recorded in this one). A model must describe a plausible kernel: mul32 at most one fewer than a term's factors, " +
+			"round16 at most the longest reduction, and a model under which a zero output would be within the bound at half or more of a task's outputs " +
+			"that are not tiny by construction is refused (see docs/vendor.md). " +
 			"Each task's file holds one tensor y, F32 or F16 as out says. The verdict is within the rigorous bound of the exact product, never bit-exact."
 	}
 	for _, t := range s.Tasks {

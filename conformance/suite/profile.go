@@ -5,10 +5,11 @@ import (
 	"strings"
 )
 
-// CheckProfile reports whether p can be claimed on the suite: a named
-// profile (one the golden cases use), or, for a suite with a SpecKey, a
-// profile whose SpecKey value is a spec string the reference accepts
-// (ParseProfile). The error says why not.
+// CheckProfile reports whether p can be claimed on the suite: a profile
+// its Grammar accepts (a named profile, in any key order, defaults left
+// out, or for a suite with a SpecKey one whose SpecKey value is a spec
+// string that fits the suite's tasks; for a bound-mode suite a bound
+// model ParseBound accepts). The error says why not, naming the key.
 func (s *Suite) CheckProfile(p string) error {
 	if s.Bound {
 		if _, err := s.ParseBound(p); err != nil {
@@ -17,26 +18,20 @@ func (s *Suite) CheckProfile(p string) error {
 		}
 		return nil
 	}
-	if s.HasProfile(p) {
-		return nil
-	}
-	if s.SpecKey == "" {
-		return fmt.Errorf("profile %q is not a profile of suite %s (profiles: %s)", p, s.Name, strings.Join(s.Profiles, ", "))
-	}
-	if _, err := s.ParseProfile(p); err != nil {
-		return fmt.Errorf("profile %q is not a profile of suite %s (profiles: %s, or one with a %s spec string): %v",
-			p, s.Name, strings.Join(s.Profiles, ", "), s.SpecKey, err)
+	if _, err := s.CanonicalProfile(p); err != nil {
+		if s.SpecKey != "" {
+			return fmt.Errorf("profile %q is not a profile of suite %s (profiles: %s, or one with a %s spec string): %v",
+				p, s.Name, strings.Join(s.Profiles, ", "), s.SpecKey, err)
+		}
+		return fmt.Errorf("profile %q is not a profile of suite %s (profiles: %s): %v", p, s.Name, strings.Join(s.Profiles, ", "), err)
 	}
 	return nil
 }
 
-// ParseProfile returns the parameters of a profile that is not named by
-// the golden cases: for a suite with a SpecKey, p is spelled as
-// ProfileName spells it (the value alone for one profile key, "k=v,k=v"
-// in ProfileKeys order for several), the SpecKey value is a spec string
-// ParseSpec accepts, and every other key takes a value some named profile
-// (or the default) takes. Such a profile has no golden case: its expected
-// outputs are computed (Compute).
+// ParseProfile returns the parameters of profile p, read by the suite's
+// Grammar (every profile key, in its canonical spelling): for a profile
+// the golden cases do not name, a SpecKey spec string, the parameters
+// Compute runs. A bound-mode suite's are its bound model's.
 func (s *Suite) ParseProfile(p string) (map[string]string, error) {
 	if s.Bound {
 		c, err := s.ParseBound(p)
@@ -48,56 +43,11 @@ func (s *Suite) ParseProfile(p string) (map[string]string, error) {
 	if s.SpecKey == "" || s.ParseSpec == nil {
 		return nil, fmt.Errorf("suite %s has no spec-string profiles", s.Name)
 	}
-	vals := map[string]string{}
-	if len(s.ProfileKeys) == 1 {
-		vals[s.ProfileKeys[0]] = p
-	} else {
-		rest := p
-		for i, k := range s.ProfileKeys {
-			v, ok := strings.CutPrefix(rest, k+"=")
-			if !ok {
-				return nil, fmt.Errorf("want %s=... at %q (keys in order: %s)", k, rest, strings.Join(s.ProfileKeys, ", "))
-			}
-			if i+1 < len(s.ProfileKeys) {
-				j := strings.Index(v, ","+s.ProfileKeys[i+1]+"=")
-				if j < 0 {
-					return nil, fmt.Errorf("missing key %s after %s", s.ProfileKeys[i+1], k)
-				}
-				v, rest = v[:j], v[j+1:]
-			}
-			vals[k] = v
-		}
+	c, err := s.Grammar().Parse(p)
+	if err != nil {
+		return nil, err
 	}
-	known := map[string]map[string]bool{}
-	for _, q := range s.Profiles {
-		pp, _ := s.ProfileParams(q)
-		for _, k := range s.ProfileKeys {
-			v, ok := pp[k]
-			if !ok {
-				v = s.Defaults[k]
-			}
-			if known[k] == nil {
-				known[k] = map[string]bool{}
-			}
-			known[k][v] = true
-		}
-	}
-	for _, k := range s.ProfileKeys {
-		v := vals[k]
-		if known[k][v] {
-			continue
-		}
-		if k != s.SpecKey {
-			return nil, fmt.Errorf("%s=%q is not a value of the suite's profiles", k, v)
-		}
-		if err := s.ParseSpec(v); err != nil {
-			return nil, err
-		}
-	}
-	if q := s.ProfileName(vals); q != p {
-		return nil, fmt.Errorf("spelled %q, want %q", p, q)
-	}
-	return vals, nil
+	return c.Values, nil
 }
 
 // ProfilesWith is the suite's named profiles, followed by claim when it is

@@ -231,6 +231,11 @@ type Suite struct {
 	// the refimpl come first where their case names sort first).
 	Profiles []string
 	Tasks    []Task
+	// MaxK is the longest reduction (the elements one output sums) of
+	// the tasks, for a GEMV suite; 0 for the others. Claims are bounded
+	// by it: no schedule count or bound-model rounding count beyond what
+	// these shapes can use is accepted.
+	MaxK int
 }
 
 // Task is one run of the kernel: an input set and fixed parameters, with
@@ -397,6 +402,7 @@ func (s Spec) Resolve(set *golden.Set) (*Suite, error) {
 		sort.Slice(t.Profiles, func(i, j int) bool { return rank[t.Profiles[i]] < rank[t.Profiles[j]] })
 		su.Tasks = append(su.Tasks, *t)
 	}
+	su.MaxK = maxReduction(set, s.Op, su.Tasks)
 	return su, nil
 }
 
@@ -429,11 +435,6 @@ func (s Spec) inputsMatch(dtypes map[string]string) bool {
 // its cases share. The profiles are the named bound models.
 func (s Spec) resolveBound(set *golden.Set) (*Suite, error) {
 	su := &Suite{Spec: s, Version: set.Manifest.Suite, Profiles: append([]string{}, s.BoundModels...)}
-	for _, m := range s.BoundModels {
-		if _, err := s.ParseBound(m); err != nil {
-			return nil, fmt.Errorf("suite %s: named model: %v", s.Name, err)
-		}
-	}
 	inputDTypes := inputDTypesOf(set)
 	byName := map[string]*Task{}
 	var order []string
@@ -471,6 +472,12 @@ func (s Spec) resolveBound(set *golden.Set) (*Suite, error) {
 			delete(t.Params, k)
 		}
 		su.Tasks = append(su.Tasks, *t)
+	}
+	su.MaxK = maxReduction(set, s.Op, su.Tasks)
+	for _, m := range s.BoundModels {
+		if _, err := su.ParseBound(m); err != nil {
+			return nil, fmt.Errorf("suite %s: named model: %v", s.Name, err)
+		}
 	}
 	return su, nil
 }

@@ -394,7 +394,30 @@ func (bd *bounder) bound(w, x []float64, m BoundModel, got float64) (Verdict, er
 			return Verdict{}, err
 		}
 	}
-	g32, g16 := bd.g32, bd.g16
+	b := allowed(y, sabs, k, m, bd.g32, bd.g16)
+	const prec = 256
+	up := func() *big.Float { return new(big.Float).SetPrec(prec).SetMode(big.AwayFromZero) }
+	v := Verdict{Exact: y, ExactValue: roundBig(y, m.Out), Got: got}
+	ulp := ulpAt(y, m.Out)
+	bu, _ := up().Quo(b, ulp).Float64()
+	v.BoundULP = bu
+	if math.IsNaN(got) || math.IsInf(got, 0) {
+		v.ULPError = math.Inf(1)
+		return v, nil
+	}
+	d := new(big.Float).SetPrec(y.Prec() + 64).SetFloat64(got)
+	d.Sub(d, y)
+	d.Abs(d)
+	eu, _ := new(big.Float).SetPrec(prec).Quo(d, ulp).Float64()
+	v.ULPError = eu
+	v.Within = d.Cmp(b) <= 0
+	return v, nil
+}
+
+// allowed is Bound's bound on |got - y| for k terms whose exact sum is y
+// and whose magnitudes sum to sabs, under m, with g32 = gamma(k-1+Mul32,
+// 2^-24) and g16 = gamma(Round16, 2^-11); rounded up.
+func allowed(y, sabs *big.Float, k int, m BoundModel, g32, g16 *big.Float) *big.Float {
 	const prec = 256
 	up := func() *big.Float { return new(big.Float).SetPrec(prec).SetMode(big.AwayFromZero) }
 	one := big.NewFloat(1)
@@ -415,21 +438,55 @@ func (bd *bounder) bound(w, x []float64, m BoundModel, got float64) (Verdict, er
 		b.Add(b, t)
 		b.Add(b, up().SetFloat64(0x1p-25))
 	}
-	v := Verdict{Exact: y, ExactValue: roundBig(y, m.Out), Got: got}
-	ulp := ulpAt(y, m.Out)
-	bu, _ := up().Quo(b, ulp).Float64()
-	v.BoundULP = bu
-	if math.IsNaN(got) || math.IsInf(got, 0) {
-		v.ULPError = math.Inf(1)
-		return v, nil
+	return b
+}
+
+// Allowance is what several bound models allow one output: its exact
+// value and, per model, the bound on |got - Exact| (Bound's, rounded up).
+type Allowance struct {
+	Exact  *big.Float
+	Bounds []*big.Float
+}
+
+// Allowances returns, for each row of the n x len(x) row-major matrix w,
+// the exact value and the bound each of models allows it: what a model
+// lets through, independent of any kernel's output. Inputs are checked as
+// BoundRows checks them; an error names the row.
+func Allowances(w []float64, n int, x []float64, models []BoundModel) ([]Allowance, error) {
+	k := len(x)
+	if n < 0 || len(w) != n*k {
+		return nil, fmt.Errorf("bound: %d weights and %d activations for %d rows", len(w), k, n)
 	}
-	d := new(big.Float).SetPrec(y.Prec() + 64).SetFloat64(got)
-	d.Sub(d, y)
-	d.Abs(d)
-	eu, _ := new(big.Float).SetPrec(prec).Quo(d, ulp).Float64()
-	v.ULPError = eu
-	v.Within = d.Cmp(b) <= 0
-	return v, nil
+	g32s, g16s := make([]*big.Float, len(models)), make([]*big.Float, len(models))
+	for i, m := range models {
+		if m.Mul32 < 0 || m.Round16 < 0 || m.Out > FP16 {
+			return nil, fmt.Errorf("bound: invalid model %+v", m)
+		}
+		n32 := k - 1 + m.Mul32
+		if k == 0 {
+			n32 = 0
+		}
+		var err error
+		if g32s[i], err = gamma(n32, -24); err != nil {
+			return nil, err
+		}
+		if g16s[i], err = gamma(m.Round16, -11); err != nil {
+			return nil, err
+		}
+	}
+	var d dotter
+	a := make([]Allowance, n)
+	for r := range a {
+		y, sabs, err := d.dots(w[r*k:(r+1)*k], x)
+		if err != nil {
+			return nil, fmt.Errorf("row %d: %w", r, err)
+		}
+		a[r].Exact = y
+		for i, m := range models {
+			a[r].Bounds = append(a[r].Bounds, allowed(y, sabs, k, m, g32s[i], g16s[i]))
+		}
+	}
+	return a, nil
 }
 
 // gamma returns n*u/(1-n*u), u = 2^uexp, rounded up.

@@ -5,6 +5,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/bitexact/bitexact/refimpl/claim"
 )
 
 // Precision is a floating-point format a value is rounded to.
@@ -149,6 +151,8 @@ func (s Schedule) Validate() error {
 		return fmt.Errorf("schedule %s: fused fp16 accumulation is not modelled", s)
 	case s.Reduce > Strided:
 		return fmt.Errorf("schedule %s: unknown reduction", s)
+	case s.ChunkK > MaxDim || s.Lanes > MaxDim || s.GroupK > MaxDim || s.Width > MaxDim:
+		return fmt.Errorf("schedule %s: a count exceeds %d", s, MaxDim)
 	}
 	if s.Reduce == Strided && s.Width < 1 {
 		return fmt.Errorf("schedule %s: strided width %d must be at least 1", s, s.Width)
@@ -184,78 +188,101 @@ func (s Schedule) String() string {
 	return spec
 }
 
-// Parse reads a spec string as written by String. Every key is required
-// but nan, whose absence means NaN results keep the host's bits.
-func Parse(spec string) (Schedule, error) {
-	var s Schedule
-	seen := map[string]bool{}
-	for _, kv := range strings.Split(spec, ",") {
-		k, v, ok := strings.Cut(strings.TrimSpace(kv), "=")
-		if !ok {
-			return Schedule{}, fmt.Errorf("schedule %q: %q is not key=value", spec, kv)
-		}
-		if seen[k] {
-			return Schedule{}, fmt.Errorf("schedule %q: key %q repeated", spec, k)
-		}
-		seen[k] = true
-		var err error
-		switch k {
-		case "chunk":
-			s.ChunkK, err = strconv.Atoi(v)
-		case "lanes":
-			s.Lanes, err = strconv.Atoi(v)
-		case "group":
-			s.GroupK, err = strconv.Atoi(v)
-		case "fma":
-			switch v {
-			case "0":
-			case "1":
-				s.Fused = true
-			default:
-				err = fmt.Errorf("fma=%q, want 0 or 1", v)
+// MaxDim bounds every count of a schedule spec (chunk, lanes, group and
+// the reduction width): 2^20, beyond the K of any GEMV this reference is
+// asked to run, so that no spec string can make evaluating it cost more
+// than the GEMV's own size allows. Suites bound them further by the
+// reduction lengths of their tasks (Schedule.Fits).
+const MaxDim = 1 << 20
+
+// grammar is a spec string's: every key of String, in String's order.
+var grammar = &claim.Grammar{What: "schedule", Keys: []claim.Key{
+	{Name: "chunk", Check: claim.Count(0, MaxDim)},
+	{Name: "lanes", Check: claim.Count(0, MaxDim)},
+	{Name: "group", Check: claim.Count(1, MaxDim)},
+	{Name: "fma", Values: []string{"0", "1"}},
+	{Name: "acc", Values: []string{"fp32", "fp16"}},
+	{Name: "partial", Values: []string{"fp32", "fp16"}},
+	{Name: "reduce", Values: []string{"seq", "pairwise"}, Check: checkWidth},
+	{Name: "out", Values: []string{"fp32", "fp16"}},
+	{Name: "nan", Values: []string{"cuda"}, Optional: true},
+}}
+
+// Grammar is the claim grammar of a spec string (refimpl/claim): what a
+// profile's schedule key nests when it is not a named schedule.
+func Grammar() *claim.Grammar { return grammar }
+
+// checkWidth accepts butterflyW and stridedW.
+func checkWidth(v string) error {
+	for _, r := range []string{"butterfly", "strided"} {
+		if w, ok := strings.CutPrefix(v, r); ok {
+			if _, err := claim.ParseCount(w, 1, MaxDim); err != nil {
+				return fmt.Errorf("reduce=%q: width: %v", v, err)
 			}
-		case "acc":
-			s.Accum, err = parsePrecision(v)
-		case "partial":
-			s.Partial, err = parsePrecision(v)
-		case "out":
-			s.Out, err = parsePrecision(v)
-		case "nan":
-			if v != "cuda" {
-				err = fmt.Errorf("nan=%q, want cuda (or leave the key out)", v)
-			}
-			s.CanonicalNaN = true
-		case "reduce":
-			switch {
-			case v == "seq":
-				s.Reduce = Sequential
-			case v == "pairwise":
-				s.Reduce = Pairwise
-			case strings.HasPrefix(v, "butterfly"):
-				s.Reduce = Butterfly
-				s.Width, err = strconv.Atoi(strings.TrimPrefix(v, "butterfly"))
-			case strings.HasPrefix(v, "strided"):
-				s.Reduce = Strided
-				s.Width, err = strconv.Atoi(strings.TrimPrefix(v, "strided"))
-			default:
-				err = fmt.Errorf("reduce=%q, want seq, pairwise, butterflyW or stridedW", v)
-			}
-		default:
-			err = fmt.Errorf("unknown key")
-		}
-		if err != nil {
-			return Schedule{}, fmt.Errorf("schedule %q: %s: %v", spec, k, err)
+			return nil
 		}
 	}
-	for _, k := range []string{"chunk", "lanes", "group", "fma", "acc", "partial", "reduce", "out"} {
-		if !seen[k] {
-			return Schedule{}, fmt.Errorf("schedule %q: missing key %q", spec, k)
+	return fmt.Errorf("value %q, want seq, pairwise, butterflyW or stridedW", v)
+}
+
+// Parse reads a spec string under the one claim rule (refimpl/claim):
+// every key String writes, nan optional (its absence means NaN results
+// keep the host's bits), in any order, no spaces, counts in decimal up to
+// MaxDim. Schedule.String is its canonical spelling.
+func Parse(spec string) (Schedule, error) {
+	c, err := grammar.Parse(spec)
+	if err != nil {
+		return Schedule{}, err
+	}
+	v := c.Values
+	var s Schedule
+	s.ChunkK, _ = claim.ParseCount(v["chunk"], 0, MaxDim)
+	s.Lanes, _ = claim.ParseCount(v["lanes"], 0, MaxDim)
+	s.GroupK, _ = claim.ParseCount(v["group"], 1, MaxDim)
+	s.Fused = v["fma"] == "1"
+	s.Accum, _ = parsePrecision(v["acc"])
+	s.Partial, _ = parsePrecision(v["partial"])
+	s.Out, _ = parsePrecision(v["out"])
+	s.CanonicalNaN = v["nan"] == "cuda"
+	switch r := v["reduce"]; r {
+	case "seq":
+		s.Reduce = Sequential
+	case "pairwise":
+		s.Reduce = Pairwise
+	default:
+		if w, ok := strings.CutPrefix(r, "butterfly"); ok {
+			s.Reduce = Butterfly
+			s.Width, _ = claim.ParseCount(w, 1, MaxDim)
+		} else {
+			s.Reduce = Strided
+			s.Width, _ = claim.ParseCount(strings.TrimPrefix(r, "strided"), 1, MaxDim)
 		}
 	}
 	if err := s.Validate(); err != nil {
 		return Schedule{}, err
 	}
 	return s, nil
+}
+
+// Fits reports whether every count of s is one a GEMV whose reductions
+// are at most k long can use: a chunk, group, lane count or reduction
+// width above k rounded up to a power of two (the width of a butterfly
+// over k lanes) names lanes or elements that do not exist. The error
+// names the count, its limit and why.
+func (s Schedule) Fits(k int) error {
+	lim := 1
+	for lim < k {
+		lim <<= 1
+	}
+	for _, c := range []struct {
+		key string
+		v   int
+	}{{"chunk", s.ChunkK}, {"lanes", s.Lanes}, {"group", s.GroupK}, {"width", s.Width}} {
+		if c.v > lim {
+			return fmt.Errorf("schedule %s: %s=%d exceeds %d, the longest reduction (K=%d) rounded up to a power of two: no task has that many elements or lanes to use", s, c.key, c.v, lim, k)
+		}
+	}
+	return nil
 }
 
 // Named schedules. Each states the kernel it models; see

@@ -42,15 +42,19 @@ func TestScheduleSpec(t *testing.T) {
 func TestScheduleErrors(t *testing.T) {
 	for _, c := range []struct{ name, spec, want string }{
 		{"unknown name", "nope", "unknown schedule"},
-		{"missing key", "chunk=0,lanes=0,group=1,fma=0,acc=fp32,partial=fp32,reduce=seq", `missing key "out"`},
-		{"bad precision", "chunk=0,lanes=0,group=1,fma=0,acc=fp64,partial=fp32,reduce=seq,out=fp32", "unknown precision"},
+		{"missing key", "chunk=0,lanes=0,group=1,fma=0,acc=fp32,partial=fp32,reduce=seq", `key "out": missing`},
+		{"bad precision", "chunk=0,lanes=0,group=1,fma=0,acc=fp64,partial=fp32,reduce=seq,out=fp32", `key "acc": value "fp64", want one of fp32, fp16`},
 		{"bad fma", "chunk=0,lanes=0,group=1,fma=yes,acc=fp32,partial=fp32,reduce=seq,out=fp32", "fma"},
-		{"group zero", "chunk=0,lanes=0,group=0,fma=0,acc=fp32,partial=fp32,reduce=seq,out=fp32", "group must be at least 1"},
+		{"group zero", "chunk=0,lanes=0,group=0,fma=0,acc=fp32,partial=fp32,reduce=seq,out=fp32", `key "group": value "0", want a count from 1`},
 		{"chunk not multiple", "chunk=12,lanes=0,group=8,fma=0,acc=fp32,partial=fp32,reduce=seq,out=fp32", "not a multiple of group"},
 		{"butterfly width", "chunk=0,lanes=0,group=1,fma=0,acc=fp32,partial=fp32,reduce=butterfly12,out=fp32", "power of two"},
 		{"lanes vs width", "chunk=1,lanes=48,group=1,fma=0,acc=fp32,partial=fp32,reduce=butterfly32,out=fp32", "multiple of butterfly width"},
 		{"fused fp16", "chunk=0,lanes=0,group=1,fma=1,acc=fp16,partial=fp32,reduce=seq,out=fp32", "fused fp16"},
-		{"repeated", "chunk=0,chunk=0", "repeated"},
+		{"repeated", "chunk=0,chunk=0", `key "chunk": given twice`},
+		{"spaces", "chunk=0, lanes=0,group=1,fma=0,acc=fp32,partial=fp32,reduce=seq,out=fp32", `write it as "chunk=0,lanes=0,group=1,fma=0,acc=fp32,partial=fp32,reduce=seq,out=fp32"`},
+		{"lanes above MaxDim", "chunk=16,lanes=10000000,group=16,fma=1,acc=fp32,partial=fp32,reduce=seq,out=fp32", `key "lanes": value "10000000", want a count from 0 to 1048576`},
+		{"leading zero", "chunk=016,lanes=0,group=16,fma=1,acc=fp32,partial=fp32,reduce=seq,out=fp32", `key "chunk": value "016"`},
+		{"width above MaxDim", "chunk=0,lanes=0,group=1,fma=0,acc=fp32,partial=fp32,reduce=strided2000000,out=fp32", "width"},
 		{"not kv", "chunk=0,lanes", "not key=value"},
 		{"bad nan", "chunk=0,lanes=0,group=1,fma=0,acc=fp32,partial=fp32,reduce=seq,out=fp32,nan=x86", "nan="},
 		{"unknown key", "chunk=0,lanes=0,group=1,fma=0,acc=fp32,partial=fp32,reduce=seq,out=fp32,x=1", "unknown key"},
@@ -61,6 +65,44 @@ func TestScheduleErrors(t *testing.T) {
 				t.Errorf("Lookup(%q) error = %v, want containing %q", c.spec, err, c.want)
 			}
 		})
+	}
+}
+
+// TestScheduleCanonical: a spec with its keys in another order is the
+// same schedule, and String spells it canonically.
+func TestScheduleCanonical(t *testing.T) {
+	s, err := Parse("out=fp32,nan=cuda,reduce=butterfly32,partial=fp32,acc=fp32,fma=1,group=16,lanes=128,chunk=16")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s != MMVQ {
+		t.Errorf("reordered mmvq spec = %+v, want %+v", s, MMVQ)
+	}
+	if c, err := Grammar().Canonical("out=fp32,nan=cuda,reduce=butterfly32,partial=fp32,acc=fp32,fma=1,group=16,lanes=128,chunk=16"); err != nil || c != MMVQ.String() {
+		t.Errorf("Canonical = %q, %v; want %q", c, err, MMVQ.String())
+	}
+}
+
+// TestScheduleFits: a count above the longest reduction rounded up to a
+// power of two is refused, naming the key: mmvq's 128 lanes fit a
+// reduction of 100 elements, not one of 64.
+func TestScheduleFits(t *testing.T) {
+	for _, c := range []struct {
+		s    Schedule
+		k    int
+		want string
+	}{
+		{MMVQ, 4096, ""},
+		{MMVQ, 100, ""}, // 128 lanes, a power of two above 100
+		{MMVQ, 64, "lanes=128 exceeds 64"},
+		{Schedule{ChunkK: 0, Lanes: 10000000, GroupK: 1, Reduce: Sequential}, 4096, "lanes=10000000 exceeds 4096"},
+		{Schedule{ChunkK: 8192, GroupK: 1, Reduce: Sequential}, 4096, "chunk=8192 exceeds 4096"},
+		{Schedule{GroupK: 1, Reduce: Strided, Width: 5000}, 4096, "width=5000"},
+	} {
+		err := c.s.Fits(c.k)
+		if c.want == "" && err != nil || c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)) {
+			t.Errorf("%s.Fits(%d) = %v, want %q", c.s, c.k, err, c.want)
+		}
 	}
 }
 
@@ -109,4 +151,36 @@ func TestCanonicalNaN(t *testing.T) {
 			t.Errorf("%s: NaN output 0x%08x, want 0x%08x", c.s, got, c.want)
 		}
 	}
+}
+
+// FuzzParse: the schedule parser never panics; a schedule it accepts is
+// valid, within MaxDim, and String spells it so that it parses back to
+// the same schedule.
+func FuzzParse(f *testing.F) {
+	for _, n := range Names() {
+		f.Add(named[n].String())
+	}
+	for _, s := range []string{
+		"out=fp32,nan=cuda,reduce=butterfly32,partial=fp32,acc=fp32,fma=1,group=16,lanes=128,chunk=16",
+		"chunk=16,lanes=10000000,group=16,fma=1,acc=fp32,partial=fp32,reduce=seq,out=fp32",
+		"chunk=0,lanes=0,group=1,fma=0,acc=fp32,partial=fp32,reduce=strided0,out=fp32", "chunk=0, lanes=0", "reduce=butterfly",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, spec string) {
+		s, err := Parse(spec)
+		if err != nil {
+			return
+		}
+		if err := s.Validate(); err != nil {
+			t.Fatalf("%q: accepted an invalid schedule: %v", spec, err)
+		}
+		back, err := Parse(s.String())
+		if err != nil || back != s {
+			t.Fatalf("%q: String %q parses to %+v, %v; want %+v", spec, s.String(), back, err, s)
+		}
+		if c, err := Grammar().Canonical(spec); err != nil || c != s.String() {
+			t.Fatalf("%q: canonical %q, %v; String %q", spec, c, err, s.String())
+		}
+	})
 }
