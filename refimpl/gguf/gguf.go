@@ -153,6 +153,12 @@ type Profile struct {
 	// x86-64's (cvttss2si: NaN and out-of-range give the integer
 	// indefinite 0x80000000; the default NaN is negative).
 	ARM64 bool
+	// scalarSumX2: the build computes q4_K/q5_K's sum of squares in a
+	// scalar loop (fused under FMA) rather than a vectorized in-order
+	// reduction (never fused): gcc's vectorizer chose differently for
+	// the two targets (gcc -fopt-info-vec: ggml-quants.c line 1473 is
+	// vectorized for haswell, not for arm64).
+	scalarSumX2 bool
 }
 
 // The profiles, each a measured build of ggml d99724f (records in
@@ -176,11 +182,12 @@ var (
 	// ARM64 is the arm64 build, aarch64-linux-gnu-gcc -O3 (contraction on
 	// by default), run under qemu-aarch64.
 	ARM64 = Profile{
-		Name:    "arm64",
-		Summary: "gcc -O3 arm64: fused like fma, saturating float->int casts, positive default NaN",
-		Source:  "ggml-org/ggml d99724f src/ggml-quants.c, src/ggml-cpu/quants.c built with aarch64-linux-gnu-gcc -O3 (run under qemu-aarch64)",
-		FMA:     true,
-		ARM64:   true,
+		Name:        "arm64",
+		Summary:     "gcc -O3 arm64: fused like fma, saturating float->int casts, positive default NaN",
+		Source:      "ggml-org/ggml d99724f src/ggml-quants.c, src/ggml-cpu/quants.c built with aarch64-linux-gnu-gcc -O3 (run under qemu-aarch64)",
+		FMA:         true,
+		ARM64:       true,
+		scalarSumX2: true,
 	}
 )
 

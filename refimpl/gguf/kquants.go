@@ -62,8 +62,11 @@ func makeQxQuants(p Profile, x []float32, nmax int32, L []int8) float32 {
 			l := clampI(p.nearestMul(iscale, v), -nmax, nmax-1)
 			w := float32(v * v)
 			fl := float32(l)
-			sumlx = p.mad(float32(w*v), fl, sumlx)
-			suml2 = p.mad(float32(w*fl), fl, suml2)
+			// gcc vectorizes this loop (an in-order reduction: vector
+			// products, scalar adds in element order), and the adds of
+			// a vectorized reduction are never fused
+			sumlx += float32(float32(w*v) * fl)
+			suml2 += float32(float32(w*fl) * fl)
 		}
 		if suml2 > 0 && float32(sumlx*sumlx) > float32(best*suml2) {
 			for i, v := range x {
@@ -317,8 +320,8 @@ func dequantQ2_K(p Profile, x []byte, y []float32) {
 			for half := 0; half < 2; half++ {
 				sc := x[is]
 				is++
-				dl := p.mul(float32(sc&0xF), d)
-				ml := p.mul(float32(sc>>4), mn)
+				dl := p.mulq(float32(sc&0xF), d)
+				ml := p.mulq(float32(sc>>4), mn)
 				for l := 0; l < 16; l++ {
 					y[k] = p.msub(dl, float32((q[l+16*half]>>shift)&3), ml)
 					k++
@@ -448,14 +451,14 @@ func dequantQ3_K(p Profile, x []byte, y []float32) {
 		shift := 0
 		for j := 0; j < 4; j++ {
 			for half := 0; half < 2; half++ {
-				dl := p.mul(float32(int32(scales[is])-32), dAll)
+				dl := p.mulq(float32(int32(scales[is])-32), dAll)
 				is++
 				for l := 0; l < 16; l++ {
 					v := int32((q[l+16*half] >> shift) & 3)
 					if hm[l+16*half]&m == 0 {
 						v -= 4
 					}
-					y[k] = p.mul(float32(v), dl)
+					y[k] = p.mulq(float32(v), dl)
 					k++
 				}
 			}
@@ -496,11 +499,19 @@ func packK4Scales(p Profile, scales, mins *[8]float32, maxScale, maxMin float32,
 }
 
 // kx2Weights computes q4_K/q5_K's weights: av_x + |x| with av_x =
-// sqrtf(sum of x^2 / 32), the sum of squares fused.
+// sqrtf(sum of x^2 / 32). Whether the sum of squares is fused depends on
+// more than contraction: gcc -march=haswell vectorizes the loop as an
+// in-order reduction (vector squares, scalar adds in element order),
+// whose adds are never fused, while arm64's gcc leaves it a scalar loop
+// of fused multiply-adds (Profile.scalarSumX2).
 func kx2Weights(p Profile, xs []float32, w []float32) {
 	var sumX2 float32
 	for _, v := range xs {
-		sumX2 = p.mad(v, v, sumX2)
+		if p.scalarSumX2 {
+			sumX2 = p.mad(v, v, sumX2)
+		} else {
+			sumX2 += float32(v * v)
+		}
 	}
 	av := float32(math.Sqrt(float64(sumX2 / 32)))
 	for l, v := range xs {
@@ -563,9 +574,9 @@ func dequantQ4_K(p Profile, x []byte, y []float32) {
 	is, k := 0, 0
 	for j := 0; j < QK_K; j += 64 {
 		sc, m := getScaleMinK4(is, x[4:16])
-		d1, m1 := p.mul(float32(sc), d), p.mul(float32(m), mn)
+		d1, m1 := p.mulq(float32(sc), d), p.mulq(float32(m), mn)
 		sc, m = getScaleMinK4(is+1, x[4:16])
-		d2, m2 := p.mul(float32(sc), d), p.mul(float32(m), mn)
+		d2, m2 := p.mulq(float32(sc), d), p.mulq(float32(m), mn)
 		for l := 0; l < 32; l++ {
 			y[k] = p.msub(d1, float32(q[l]&0xF), m1)
 			k++
@@ -620,9 +631,9 @@ func dequantQ5_K(p Profile, x []byte, y []float32) {
 	u1, u2 := uint8(1), uint8(2)
 	for j := 0; j < QK_K; j += 64 {
 		sc, m := getScaleMinK4(is, x[4:16])
-		d1, m1 := p.mul(float32(sc), d), p.mul(float32(m), mn)
+		d1, m1 := p.mulq(float32(sc), d), p.mulq(float32(m), mn)
 		sc, m = getScaleMinK4(is+1, x[4:16])
-		d2, m2 := p.mul(float32(sc), d), p.mul(float32(m), mn)
+		d2, m2 := p.mulq(float32(sc), d), p.mulq(float32(m), mn)
 		for l := 0; l < 32; l++ {
 			v := int(ql[l] & 0xF)
 			if qh[l]&u1 != 0 {
@@ -725,8 +736,8 @@ func dequantQ6_K(p Profile, x []byte, y []float32) {
 	a := q6KQuants(x)
 	for i := range y {
 		// d * sc[is] * q, left to right: (d*sc)*q
-		ds := p.mul(float32(int8(sc[i/16])), d)
-		y[i] = p.mul(float32(a[i]), ds)
+		ds := p.mulq(float32(int8(sc[i/16])), d)
+		y[i] = p.mulq(float32(a[i]), ds)
 	}
 }
 
@@ -776,6 +787,6 @@ func getF32(b []byte) float32 {
 func dequantQ8_K(p Profile, x []byte, y []float32) {
 	d := getF32(x)
 	for j := range y {
-		y[j] = p.mul(float32(int8(x[4+j])), d)
+		y[j] = p.mulq(float32(int8(x[4+j])), d)
 	}
 }

@@ -5,39 +5,57 @@ import "math"
 // quiet is a NaN with its quiet bit set, as x86 and arm64 propagate it.
 func quiet(x float32) float32 { return math.Float32frombits(math.Float32bits(x) | 0x400000) }
 
-// mul is a*b for an exact small integer a (a quant) and a scale b, with
-// its NaN made explicit so the result does not depend on Go's operand
-// order or target: a NaN scale propagates quieted, 0*Inf is the target's
-// default NaN.
-func (p Profile) mul(a, b float32) float32 {
+// madq is mad(a, b, c) with the NaN of the result made explicit, so
+// that it depends neither on Go's operand order nor on the host: a NaN
+// operand propagates quieted (the first of a, b, c), an invalid
+// operation (0*Inf, Inf-Inf) gives the target's default NaN. Under FMA
+// the product is exact, so it is infinite only when a factor is; without
+// FMA the float32 product may also overflow.
+func (p Profile) madq(a, b, c float32) float32 {
+	for _, v := range [3]float32{a, b, c} {
+		if v != v {
+			return quiet(v)
+		}
+	}
+	inf := func(v float32) bool { return math.IsInf(float64(v), 0) }
+	if (a == 0 && inf(b)) || (inf(a) && b == 0) {
+		return p.defaultNaN()
+	}
+	prInf, prPos := inf(a) || inf(b), (a > 0) == (b > 0)
+	if !p.FMA {
+		pr := float32(a * b)
+		prInf, prPos = inf(pr), pr > 0
+	}
+	if prInf && inf(c) && prPos != (c > 0) {
+		return p.defaultNaN()
+	}
+	return p.mad(a, b, c)
+}
+
+// mulq is a*b with its NaN made explicit (as madq).
+func (p Profile) mulq(a, b float32) float32 {
 	switch {
+	case a != a:
+		return quiet(a)
 	case b != b:
 		return quiet(b)
-	case a == 0 && math.IsInf(float64(b), 0):
+	case (a == 0 && math.IsInf(float64(b), 0)) || (b == 0 && math.IsInf(float64(a), 0)):
 		return p.defaultNaN()
 	}
 	return a * b
 }
 
-// madq is mad(a, b, c) for a finite a and scales b, c that may be
-// non-finite, with the NaN of the result made explicit: a NaN operand
-// propagates quieted (b before c, the operand order of gcc's fma and of
-// mulss/addss here), an invalid operation gives the default NaN.
-func (p Profile) madq(a, b, c float32) float32 {
+// addq is a+b with its NaN made explicit (as madq).
+func (p Profile) addq(a, b float32) float32 {
 	switch {
+	case a != a:
+		return quiet(a)
 	case b != b:
 		return quiet(b)
-	case c != c:
-		return quiet(c)
-	}
-	pr := p.mul(a, b)
-	if pr != pr {
-		return pr
-	}
-	if math.IsInf(float64(pr), 0) && math.IsInf(float64(c), 0) && (pr > 0) != (c > 0) {
+	case math.IsInf(float64(a), 0) && math.IsInf(float64(b), 0) && (a > 0) != (b > 0):
 		return p.defaultNaN()
 	}
-	return p.mad(a, b, c)
+	return a + b
 }
 
 // q4_0: fp16 d | qs[16], element j = (nibble - 8) * d, low nibbles the
@@ -75,8 +93,8 @@ func min8(a, b int8) int8 {
 func dequantQ4_0(p Profile, x []byte, y []float32) {
 	d := fromFP16(le16(x))
 	for j := 0; j < 16; j++ {
-		y[j] = p.mul(float32(int(x[2+j]&0xF)-8), d)
-		y[j+16] = p.mul(float32(int(x[2+j]>>4)-8), d)
+		y[j] = p.mulq(float32(int(x[2+j]&0xF)-8), d)
+		y[j+16] = p.mulq(float32(int(x[2+j]>>4)-8), d)
 	}
 }
 
@@ -152,8 +170,8 @@ func dequantQ5_0(p Profile, x []byte, y []float32) {
 	for j := 0; j < 16; j++ {
 		xh0 := uint8(qh>>j<<4) & 0x10
 		xh1 := uint8(qh>>(j+12)) & 0x10
-		y[j] = p.mul(float32(int32(x[6+j]&0xF|xh0)-16), d)
-		y[j+16] = p.mul(float32(int32(x[6+j]>>4|xh1)-16), d)
+		y[j] = p.mulq(float32(int32(x[6+j]&0xF|xh0)-16), d)
+		y[j+16] = p.mulq(float32(int32(x[6+j]>>4|xh1)-16), d)
 	}
 }
 
@@ -223,7 +241,7 @@ func quantQ8_0(p Profile, x []float32, y []byte) {
 func dequantQ8_0(p Profile, x []byte, y []float32) {
 	d := fromFP16(le16(x))
 	for j := range y {
-		y[j] = p.mul(float32(int8(x[2+j])), d)
+		y[j] = p.mulq(float32(int8(x[2+j])), d)
 	}
 }
 
@@ -295,6 +313,6 @@ func dequantQ2_0(p Profile, x []byte, y []float32) {
 	d := fromFP16(le16(x))
 	for j := range y {
 		q := x[2+j/4] >> (2 * (j % 4)) & 3
-		y[j] = p.mul(float32(int(q)-1), d)
+		y[j] = p.mulq(float32(int(q)-1), d)
 	}
 }

@@ -15,8 +15,8 @@ var KValuesMXFP4 = [16]int8{0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, 
 func dequantIQ4_NL(p Profile, x []byte, y []float32) {
 	d := fromFP16(le16(x))
 	for j := 0; j < 16; j++ {
-		y[j] = p.mul(float32(KValuesIQ4NL[x[2+j]&0xF]), d)
-		y[j+16] = p.mul(float32(KValuesIQ4NL[x[2+j]>>4]), d)
+		y[j] = p.mulq(float32(KValuesIQ4NL[x[2+j]&0xF]), d)
+		y[j+16] = p.mulq(float32(KValuesIQ4NL[x[2+j]>>4]), d)
 	}
 }
 
@@ -30,10 +30,10 @@ func dequantIQ4_XS(p Profile, x []byte, y []float32) {
 	qs := x[8:]
 	for ib := 0; ib < 8; ib++ {
 		ls := int32(sl[ib/2]>>(4*(ib%2))&0xF) | int32((sh>>(2*ib))&3)<<4
-		dl := p.mul(float32(ls-32), d)
+		dl := p.mulq(float32(ls-32), d)
 		for j := 0; j < 16; j++ {
-			y[32*ib+j] = p.mul(float32(KValuesIQ4NL[qs[16*ib+j]&0xF]), dl)
-			y[32*ib+j+16] = p.mul(float32(KValuesIQ4NL[qs[16*ib+j]>>4]), dl)
+			y[32*ib+j] = p.mulq(float32(KValuesIQ4NL[qs[16*ib+j]&0xF]), dl)
+			y[32*ib+j+16] = p.mulq(float32(KValuesIQ4NL[qs[16*ib+j]>>4]), dl)
 		}
 	}
 }
@@ -194,7 +194,7 @@ func dequantTQ1_0(p Profile, x []byte, y []float32) {
 	emit := func(b uint8, n int) {
 		q := b * pow3[n]
 		xi := int16((uint16(q) * 3) >> 8)
-		y[k] = p.mul(float32(xi-1), d)
+		y[k] = p.mulq(float32(xi-1), d)
 		k++
 	}
 	for n := 0; n < 5; n++ {
@@ -250,7 +250,7 @@ func dequantTQ2_0(p Profile, x []byte, y []float32) {
 		for l := 0; l < 4; l++ {
 			for m := 0; m < 32; m++ {
 				q := int8((x[j+m] >> (2 * l)) & 3)
-				y[k] = p.mul(float32(q-1), d)
+				y[k] = p.mulq(float32(q-1), d)
 				k++
 			}
 		}

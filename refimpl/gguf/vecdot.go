@@ -88,8 +88,8 @@ func dotQ4_0(p Profile, w, a []byte, nb int) float32 {
 		}
 		sumi := s0 + s1
 		// sumf += sumi*dx*dy = ((float)sumi*dx)*dy + sumf
-		t := float32(float32(sumi) * fromFP16(le16(x)))
-		sumf = p.mad(t, fromFP16(le16(y)), sumf)
+		t := p.mulq(float32(sumi), fromFP16(le16(x)))
+		sumf = p.madq(t, fromFP16(le16(y)), sumf)
 	}
 	return sumf
 }
@@ -103,8 +103,8 @@ func dotQ8_0(p Profile, w, a []byte, nb int) float32 {
 		for j := 0; j < 32; j++ {
 			sumi += int32(int8(x[2+j])) * int32(int8(y[2+j]))
 		}
-		dd := float32(fromFP16(le16(x)) * fromFP16(le16(y)))
-		sumf = p.mad(float32(sumi), dd, sumf)
+		dd := p.mulq(fromFP16(le16(x)), fromFP16(le16(y)))
+		sumf = p.madq(float32(sumi), dd, sumf)
 	}
 	return sumf
 }
@@ -150,16 +150,16 @@ func dotQ4_K(p Profile, w, a []byte, nb int) float32 {
 			}
 		}
 		yd := getF32(y)
-		d := float32(fromFP16(le16(x)) * yd)
+		d := p.mulq(fromFP16(le16(x)), yd)
 		for l := 0; l < 8; l++ {
-			sums[l] = p.mad(d, float32(aux32[l]), sums[l])
+			sums[l] = p.madq(d, float32(aux32[l]), sums[l])
 		}
-		dmin := float32(fromFP16(le16(x[2:])) * yd)
+		dmin := p.mulq(fromFP16(le16(x[2:])), yd)
 		// sumf -= dmin * sumi: fused as sumf + (-dmin)*sumi
-		sumf = p.mad(-dmin, float32(sumi), sumf)
+		sumf = p.madq(negF(dmin), float32(sumi), sumf)
 	}
 	for l := 0; l < 8; l++ {
-		sumf += sums[l]
+		sumf = p.addq(sumf, sums[l])
 	}
 	return sumf
 }
@@ -183,13 +183,13 @@ func dotQ6_K(p Profile, w, a []byte, nb int) float32 {
 				}
 			}
 		}
-		d := float32(fromFP16(le16(x[208:])) * getF32(y))
+		d := p.mulq(fromFP16(le16(x[208:])), getF32(y))
 		for l := 0; l < 8; l++ {
-			sums[l] = p.mad(d, float32(aux32[l]), sums[l])
+			sums[l] = p.madq(d, float32(aux32[l]), sums[l])
 		}
 	}
 	for l := 0; l < 8; l++ {
-		sumf += sums[l]
+		sumf = p.addq(sumf, sums[l])
 	}
 	return sumf
 }

@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 
 	"github.com/bitexact/bitexact/refimpl/gguf"
@@ -24,6 +25,8 @@ type Record struct {
 	Command string `json:"command"`
 	// Profile names the refimpl/gguf profile the record is held to.
 	Profile string `json:"profile"`
+	// Corpus is CorpusDigest of the inputs the build ran on.
+	Corpus string `json:"corpus"`
 	// Ops are the outputs, one per op and type.
 	Ops []Op `json:"ops"`
 }
@@ -95,6 +98,23 @@ func Inputs() map[string][]byte {
 		in["weights."+d.String()] = DotWeights(d)
 	}
 	return in
+}
+
+// CorpusDigest is the SHA-256 of every input file, name and contents,
+// in name order.
+func CorpusDigest() string {
+	in := Inputs()
+	names := make([]string, 0, len(in))
+	for n := range in {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	h := sha256.New()
+	for _, n := range names {
+		fmt.Fprintf(h, "%s %d\n", n, len(in[n]))
+		h.Write(in[n])
+	}
+	return hex.EncodeToString(h.Sum(nil))
 }
 
 // OutputFile is the file gguf.c writes for an op: q.<type>, dq.<type>,

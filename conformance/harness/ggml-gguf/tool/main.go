@@ -9,6 +9,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -75,11 +76,15 @@ func run(args []string) error {
 			}
 			rec.Ops = append(rec.Ops, op)
 		}
-		b, err := json.MarshalIndent(rec, "", "  ")
-		if err != nil {
+		rec.Corpus = ggmlgguf.CorpusDigest()
+		var buf bytes.Buffer
+		enc := json.NewEncoder(&buf)
+		enc.SetEscapeHTML(false)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(rec); err != nil {
 			return err
 		}
-		return os.WriteFile(fs.Arg(1), append(b, '\n'), 0o644)
+		return os.WriteFile(fs.Arg(1), buf.Bytes(), 0o644)
 	case "compare":
 		if len(args) != 3 {
 			return fmt.Errorf("usage: tool compare PROFILE DIR")
