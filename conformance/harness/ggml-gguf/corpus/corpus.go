@@ -73,6 +73,9 @@ func nextBelow(v float32) float32 {
 	return math.Float32frombits(b + 1)
 }
 
+// build makes the corpus. Every product that meets an add is converted
+// to float32 first, so that Go does not fuse it and the corpus is the
+// same on every host (GOAMD64=v3, arm64).
 func build() ([]float32, []string) {
 	r := &rng{s: 20260530}
 	var x []float32
@@ -127,7 +130,7 @@ func build() ([]float32, []string) {
 		off := r.unit()
 		add("subscales-min", g(func(i int) float32 {
 			sub := i / 32
-			return off*float32(sub) + r.unit()*float32(1+sub+2*(i/16%2))
+			return float32(off*float32(sub)) + float32(r.unit()*float32(1+sub+2*(i/16%2)))
 		}))
 	}
 	// one sub-block dominates, the others are small
@@ -255,7 +258,7 @@ func build() ([]float32, []string) {
 			case 0:
 				return r.unit() * sc
 			case 1:
-				return (r.unit()*0.1 + 0.3) * sc // all positive
+				return (float32(r.unit()*0.1) + 0.3) * sc // all positive
 			case 2:
 				return float32(r.intn(17)-8) * sc / 4 // on a grid
 			}
