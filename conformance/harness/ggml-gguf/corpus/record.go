@@ -78,14 +78,6 @@ func f32bytes(x []float32) []byte {
 	return b
 }
 
-func bytesF32(b []byte) []float32 {
-	x := make([]float32, len(b)/4)
-	for i := range x {
-		x[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
-	}
-	return x
-}
-
 // Inputs are the corpus files gguf.c reads, by file name: floats.f32 (the
 // quantize corpus), blocks.<type> (the dequantize corpus), weights.<dot>
 // and acts.f32 (the dot products).
