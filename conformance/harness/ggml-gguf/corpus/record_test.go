@@ -1,6 +1,7 @@
 package corpus
 
 import (
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -39,6 +40,9 @@ func TestRecords(t *testing.T) {
 			outs, err := Reference(p)
 			if err != nil {
 				t.Fatal(err)
+			}
+			if len(rec.Ops) != len(outs) {
+				t.Errorf("record has %d ops, the reference %d: every op runs on ggml", len(rec.Ops), len(outs))
 			}
 			diffs, err := Compare(rec, outs)
 			if err != nil {
@@ -128,5 +132,91 @@ func TestCorpusKinds(t *testing.T) {
 	}
 	if len(levels) != 16 || len(scales) != 64 {
 		t.Errorf("IQ4_XS corpus: %d levels, %d scales; want 16, 64", len(levels), len(scales))
+	}
+}
+
+// TestGGUFPyRecord holds gguf-py's numpy quantizers (llama.cpp
+// gguf-py/gguf/quants.py, run by conformance/harness/gguf-py) to profile
+// fma: every dequantizer it has matches bit for bit, and its quantizers
+// match but for the groups named here, where gguf-py differs from ggml's
+// C for a reason of its own.
+func TestGGUFPyRecord(t *testing.T) {
+	rec, err := ReadRecord(filepath.Join("..", "..", "gguf-py", "records", "gguf-py.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.Corpus != CorpusDigest() {
+		t.Fatalf("gguf-py recorded on corpus %.12s, the corpus is now %.12s: rerun conformance/harness/gguf-py/run.sh", rec.Corpus, CorpusDigest())
+	}
+	p, err := gguf.LookupProfile(rec.Profile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Name != "fma" {
+		t.Fatalf("gguf-py record is held to %s, want fma", p.Name)
+	}
+	// groups of the quantize corpus (Kinds): 1 is -0/+0 alternating, 61
+	// and 62 hold one NaN per 32-value block, 63 a NaN last in each block
+	const negzero, nanPos, nanNeg, nanLast = 1, 61, 62, 63
+	want := map[string][]int{
+		// argmax(|x|) picks the first element, -0, so d = -0/-8 = +0;
+		// ggml's fold never replaces its initial +0 max, d = -0. A NaN
+		// is the argmax, so d = NaN (fp16 0x7E00) and every code 0;
+		// ggml's amax < |v| skips a NaN
+		"quantize q4_0": {negzero, nanPos, nanNeg, nanLast},
+		"quantize q5_0": {negzero, nanPos, nanNeg, nanLast},
+		// np.min over -0 and +0 gave +0 (m = 0x0000), ggml's v < min
+		// keeps the first -0 (m = 0x8000). np.max and np.min propagate a
+		// NaN, so d and m are NaN; ggml's v < min, v > max skip it
+		"quantize q4_1": {negzero, nanPos, nanNeg, nanLast},
+		"quantize q5_1": {negzero, nanPos, nanNeg, nanLast},
+		// np.max(|x|) propagates a NaN: d = NaN, every code 0; ggml's
+		// MAX(amax, |v|) lets the next element replace a NaN (a NaN last
+		// in the block stays, and there the two agree)
+		"quantize q8_0":  {nanPos, nanNeg},
+		"quantize tq1_0": {nanPos, nanNeg},
+		"quantize tq2_0": {nanPos, nanNeg},
+	}
+	outs, err := Reference(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref := map[string]Op{}
+	for _, o := range outs {
+		d, err := o.Digest()
+		if err != nil {
+			t.Fatal(err)
+		}
+		ref[d.Op+" "+d.Name] = d
+	}
+	seen := map[string]bool{}
+	for _, w := range rec.Ops {
+		key := w.Op + " " + w.Name
+		seen[key] = true
+		g, ok := ref[key]
+		if !ok || len(g.Units) != len(w.Units) {
+			t.Errorf("%s: not in the reference, or another number of units", key)
+			continue
+		}
+		var diff []int
+		for u := 0; u < len(w.Units); u += 8 {
+			if w.Units[u:u+8] != g.Units[u:u+8] {
+				diff = append(diff, u/8)
+			}
+		}
+		if fmt.Sprint(diff) != fmt.Sprint(want[key]) {
+			t.Errorf("gguf-py %s differs from profile fma in units %v, want %v", key, diff, want[key])
+		}
+	}
+	// what gguf-py implements of the corpus's ops at the recorded commit:
+	// every quantizer but the K-quants', every dequantizer but q8_K's,
+	// nvfp4's, q1_0's and q2_0's
+	for _, key := range []string{"quantize q4_0", "quantize tq2_0", "dequantize q2_K", "dequantize q6_K", "dequantize iq4_nl", "dequantize iq4_xs"} {
+		if !seen[key] {
+			t.Errorf("gguf-py record lacks %s", key)
+		}
+	}
+	if len(rec.Ops) != 21 {
+		t.Errorf("gguf-py record has %d ops, want 21", len(rec.Ops))
 	}
 }

@@ -2,7 +2,7 @@
 // outputs into a record (see ../README.md):
 //
 //	tool corpus DIR                  write the input files into DIR
-//	tool record -profile P -implementation I -build B -command C DIR OUT
+//	tool record [-partial] -profile P -implementation I -build B -command C DIR OUT
 //	                                 digest DIR's outputs into record OUT
 //	tool compare PROFILE DIR         list where refimpl/gguf under PROFILE
 //	                                 differs from DIR's outputs
@@ -56,6 +56,7 @@ func run(args []string) error {
 		fs.StringVar(&rec.Implementation, "implementation", "", "ggml-org/ggml@COMMIT")
 		fs.StringVar(&rec.Build, "build", "", "compiler, flags, arch")
 		fs.StringVar(&rec.Command, "command", "", "the command that reruns it")
+		partial := fs.Bool("partial", false, "record the ops whose output files exist (an implementation with fewer types)")
 		if err := fs.Parse(args[1:]); err != nil {
 			return err
 		}
@@ -65,7 +66,7 @@ func run(args []string) error {
 		if _, err := gguf.LookupProfile(rec.Profile); err != nil {
 			return err
 		}
-		outs, err := ggmlgguf.ReadOutputs(fs.Arg(0))
+		outs, err := ggmlgguf.ReadOutputs(fs.Arg(0), *partial)
 		if err != nil {
 			return err
 		}
@@ -93,7 +94,7 @@ func run(args []string) error {
 		if err != nil {
 			return err
 		}
-		outs, err := ggmlgguf.ReadOutputs(args[2])
+		outs, err := ggmlgguf.ReadOutputs(args[2], true)
 		if err != nil {
 			return err
 		}
