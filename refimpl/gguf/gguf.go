@@ -105,21 +105,34 @@ func Types() []Type {
 
 // String is ggml's name of the type ("q4_K").
 func (t Type) String() string {
-	if t < 0 || t >= numTypes {
+	if !t.valid() {
 		return fmt.Sprintf("gguf.Type(%d)", int(t))
 	}
 	return types[t].name
 }
 
-// BlockElems is the number of elements one block holds.
-func (t Type) BlockElems() int { return types[t].elems }
+func (t Type) valid() bool { return t >= 0 && t < numTypes }
 
-// BlockBytes is the size of one block in bytes.
-func (t Type) BlockBytes() int { return types[t].bytes }
+// BlockElems is the number of elements one block holds (0 for an unknown
+// type).
+func (t Type) BlockElems() int {
+	if !t.valid() {
+		return 0
+	}
+	return types[t].elems
+}
+
+// BlockBytes is the size of one block in bytes (0 for an unknown type).
+func (t Type) BlockBytes() int {
+	if !t.valid() {
+		return 0
+	}
+	return types[t].bytes
+}
 
 // CanQuantize reports whether ggml has a reference quantizer for t
 // (IQ4_NL and IQ4_XS are dequantize-only here).
-func (t Type) CanQuantize() bool { return types[t].quant }
+func (t Type) CanQuantize() bool { return t.valid() && types[t].quant }
 
 // LookupType maps ggml's type name ("q4_K") to the Type.
 func LookupType(name string) (Type, error) {
@@ -189,19 +202,28 @@ var (
 		ARM64:       true,
 		scalarSumX2: true,
 	}
+	// ARM64NoFMA is the arm64 build with contraction off,
+	// aarch64-linux-gnu-gcc -O3 -ffp-contract=off: nofma's arithmetic with
+	// arm64's casts and default NaN.
+	ARM64NoFMA = Profile{
+		Name:    "arm64-nofma",
+		Summary: "gcc -O3 -ffp-contract=off arm64: no contraction, saturating float->int casts, positive default NaN",
+		Source:  "ggml-org/ggml d99724f src/ggml-quants.c, src/ggml-cpu/quants.c built with aarch64-linux-gnu-gcc -O3 -ffp-contract=off (run under qemu-aarch64)",
+		ARM64:   true,
+	}
 )
 
-// Profiles lists nofma, fma and arm64.
-func Profiles() []Profile { return []Profile{NoFMA, FMA, ARM64} }
+// Profiles lists nofma, fma, arm64 and arm64-nofma.
+func Profiles() []Profile { return []Profile{NoFMA, FMA, ARM64, ARM64NoFMA} }
 
-// LookupProfile maps "nofma", "fma" and "arm64".
+// LookupProfile maps "nofma", "fma", "arm64" and "arm64-nofma".
 func LookupProfile(name string) (Profile, error) {
 	for _, p := range Profiles() {
 		if p.Name == name {
 			return p, nil
 		}
 	}
-	return Profile{}, fmt.Errorf("gguf: unknown profile %q (known: nofma, fma, arm64)", name)
+	return Profile{}, fmt.Errorf("gguf: unknown profile %q (known: nofma, fma, arm64, arm64-nofma)", name)
 }
 
 // mad is a*b + c as the build evaluates it: one rounding under FMA, two
@@ -399,7 +421,7 @@ func checkBytes(t Type, n int) error {
 // Quantize runs ggml's quantize_row_<t>_ref on x (a whole number of
 // blocks) under profile p and returns the GGUF bytes.
 func Quantize(t Type, x []float32, p Profile) ([]byte, error) {
-	if t < 0 || t >= numTypes {
+	if !t.valid() {
 		return nil, fmt.Errorf("gguf: unknown block type %d", int(t))
 	}
 	if !t.CanQuantize() {
@@ -420,7 +442,7 @@ func Quantize(t Type, x []float32, p Profile) ([]byte, error) {
 // Dequantize runs ggml's dequantize_row_<t> on the blocks in b under
 // profile p.
 func Dequantize(t Type, b []byte, p Profile) ([]float32, error) {
-	if t < 0 || t >= numTypes {
+	if !t.valid() {
 		return nil, fmt.Errorf("gguf: unknown block type %d", int(t))
 	}
 	if err := checkBytes(t, len(b)); err != nil {

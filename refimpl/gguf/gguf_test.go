@@ -502,6 +502,18 @@ func TestErrors(t *testing.T) {
 	if _, err := DotQ4_0Q8_0.VecDot(make([]byte, 36), make([]byte, 34), NoFMA); err == nil {
 		t.Error("VecDot 64 weights, 32 activations: no error")
 	}
+	if _, err := Quantize(Type(99), make([]float32, 32), NoFMA); err == nil {
+		t.Error("Quantize Type(99): no error")
+	}
+	if _, err := Dequantize(Type(-1), make([]byte, 18), NoFMA); err == nil {
+		t.Error("Dequantize Type(-1): no error")
+	}
+	if _, err := (Dot{Type(99), Q8_0}).VecDot(make([]byte, 18), make([]byte, 34), NoFMA); err == nil {
+		t.Error("VecDot of Type(99): no error")
+	}
+	if Type(99).BlockBytes() != 0 || Type(99).String() != "gguf.Type(99)" {
+		t.Error("Type(99) has a size or a name")
+	}
 	for _, ty := range Types() {
 		if got, err := LookupType(ty.String()); err != nil || got != ty {
 			t.Errorf("LookupType(%s) = %v, %v", ty, got, err)

@@ -469,7 +469,7 @@ func dequantQ3_K(p Profile, x []byte, y []float32) {
 	}
 }
 
-// quantK4Scales is the scale/min packing shared by q4_K and q5_K:
+// packK4Scales is the scale/min packing shared by q4_K and q5_K:
 // 6-bit ls, lm per sub-block, d = max_scale/63, dmin = max_min/63.
 func packK4Scales(p Profile, scales, mins *[8]float32, maxScale, maxMin float32, y []byte) {
 	var invScale, invMin float32

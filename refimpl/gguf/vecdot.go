@@ -46,6 +46,9 @@ func LookupDot(name string) (Dot, error) {
 // VecDot is ggml_vec_dot_<w>_<act>_generic on one row: w holds n/elems
 // weight blocks, a the same number of activation blocks.
 func (d Dot) VecDot(w, a []byte, p Profile) (float32, error) {
+	if !d.W.valid() || !d.Act.valid() {
+		return 0, fmt.Errorf("gguf: no dot product %s", d)
+	}
 	if err := checkBytes(d.W, len(w)); err != nil {
 		return 0, err
 	}

@@ -5,18 +5,19 @@
 #
 #   GGML_DIR=/path/to/ggml bash conformance/harness/ggml-gguf/run.sh [build...]
 #
-# Builds (default: all three):
+# Builds (default: all four):
 #   nofma  x86-64, gcc -O3 -ffp-contract=off             -> profile nofma
 #   fma    x86-64, gcc -O3 -march=haswell -ffp-contract=fast -> profile fma
 #   arm64  aarch64-linux-gnu-gcc -O3 (contraction on by default), run under
 #          qemu-aarch64 (Debian: gcc-aarch64-linux-gnu qemu-user) -> arm64
+#   arm64-nofma  the same with -ffp-contract=off             -> arm64-nofma
 # Every build has -DNDEBUG, as llama.cpp's release builds do: with asserts
 # on, nearest_int's range assert stops ggml on the non-finite blocks.
 #
 # Run from the repository root. KEEP=DIR keeps the raw outputs under DIR.
 set -euo pipefail
 : "${GGML_DIR:?set GGML_DIR to a ggml checkout (github.com/ggml-org/ggml)}"
-builds=${*:-nofma fma arm64}
+builds=${*:-nofma fma arm64 arm64-nofma}
 here=conformance/harness/ggml-gguf
 rec=$here/records
 work=$(mktemp -d)
@@ -35,7 +36,8 @@ for b in $builds; do
 	nofma) cc=gcc arch="-ffp-contract=off" arch_name=x86-64 ;;
 	fma) cc=gcc arch="-march=haswell -ffp-contract=fast" arch_name=x86-64 ;;
 	arm64) cc=aarch64-linux-gnu-gcc arch="" arch_name=arm64 run=(qemu-aarch64 -L /usr/aarch64-linux-gnu) ;;
-	*) echo "run.sh: unknown build $b (nofma, fma, arm64)" >&2; exit 2 ;;
+	arm64-nofma) cc=aarch64-linux-gnu-gcc arch="-ffp-contract=off" arch_name=arm64 run=(qemu-aarch64 -L /usr/aarch64-linux-gnu) ;;
+	*) echo "run.sh: unknown build $b (nofma, fma, arm64, arm64-nofma)" >&2; exit 2 ;;
 	esac
 	flags="-O3 $arch -DNDEBUG -std=gnu11 -ffunction-sections -fdata-sections"
 	flags=$(echo $flags)
@@ -58,7 +60,7 @@ for b in $builds; do
 		"${g[@]}" vecdot $d 512 "$work/in/weights.$d" "$work/in/acts.f32" "$o/out/dot.$d"
 	done
 	build="$($cc --version | head -1) $flags, linked with -Wl,--gc-sections ($arch_name)"
-	[ $b = arm64 ] && build="$build, run under $(qemu-aarch64 --version | head -1)"
+	[ $arch_name = arm64 ] && build="$build, run under $(qemu-aarch64 --version | head -1)"
 	"$work/tool" record -profile $b -implementation "$impl" -build "$build" \
 		-command "GGML_DIR=<ggml checkout at $commit> bash $here/run.sh $b" "$o/out" "$rec/$b.json"
 	if [ -n "${KEEP:-}" ]; then mkdir -p "$KEEP/$b" && cp "$o/out/"* "$KEEP/$b/"; fi

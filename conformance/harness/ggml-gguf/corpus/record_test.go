@@ -9,7 +9,7 @@ import (
 	"github.com/bitexact/bitexact/refimpl/gguf"
 )
 
-var records = []string{"nofma", "fma", "arm64"}
+var records = []string{"nofma", "fma", "arm64", "arm64-nofma"}
 
 func readRecord(t *testing.T, name string) Record {
 	t.Helper()
@@ -72,6 +72,9 @@ func TestRecordsSeparateProfiles(t *testing.T) {
 			"quantize q6_K", "quantize q8_K", "vecdot q4_0_q8_0", "vecdot q8_0_q8_0", "vecdot q4_K_q8_K", "vecdot q6_K_q8_K"},
 		{"fma", "arm64"}:   {"quantize q4_0", "quantize q2_0", "quantize q4_K", "dequantize q4_0", "vecdot q4_0_q8_0"},
 		{"nofma", "arm64"}: {"quantize q4_0", "dequantize q2_K"},
+		// contraction alone on arm64; casts and NaNs alone without it
+		{"arm64", "arm64-nofma"}: {"quantize q4_0", "quantize q5_0", "quantize q4_K", "quantize q8_K", "vecdot q6_K_q8_K"},
+		{"nofma", "arm64-nofma"}: {"quantize q2_0", "quantize tq1_0", "dequantize q4_K"},
 	}
 	for pair, ops := range want {
 		rec := readRecord(t, pair[0])
