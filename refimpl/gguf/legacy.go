@@ -110,6 +110,9 @@ func quantQ4_1(p Profile, x []float32, y []byte) {
 			mx = v
 		}
 	}
+	// min starts at FLT_MAX and max at -FLT_MAX, and the comparisons skip
+	// a NaN, so max - min is never Inf - Inf: a block of +Inf gives
+	// (Inf - FLT_MAX)/n = Inf, a block of NaN (-FLT_MAX - FLT_MAX)/n = -Inf
 	d := (mx - mn) / 15
 	var id float32
 	if d != 0 {
@@ -187,6 +190,9 @@ func quantQ5_1(p Profile, x []float32, y []byte) {
 			mx = v
 		}
 	}
+	// min starts at FLT_MAX and max at -FLT_MAX, and the comparisons skip
+	// a NaN, so max - min is never Inf - Inf: a block of +Inf gives
+	// (Inf - FLT_MAX)/n = Inf, a block of NaN (-FLT_MAX - FLT_MAX)/n = -Inf
 	d := (mx - mn) / 31
 	var id float32
 	if d != 0 {

@@ -249,6 +249,23 @@ func build() ([]float32, []string) {
 		}
 		return -inf
 	}))
+	// whole blocks of +Inf, -Inf, NaN, and Inf with NaN: no element
+	// finite, so every running max, min and amax starts from its initial
+	// value and meets only non-finite values
+	add("nonfinite-blocks", g(func(i int) float32 {
+		switch i / 32 % 4 {
+		case 0:
+			return inf
+		case 1:
+			return -inf
+		case 2:
+			return nan
+		}
+		if i%2 == 0 {
+			return inf
+		}
+		return nan
+	}))
 	// fill the rest with random blocks of mixed character
 	for len(kinds) < Groups {
 		mode := r.intn(4)

@@ -160,19 +160,26 @@ func TestGGUFPyRecord(t *testing.T) {
 	}
 	// groups of the quantize corpus (Kinds): 1 is -0/+0 alternating, 61
 	// and 62 hold one NaN per 32-value block, 63 a NaN last in each block
-	const negzero, nanPos, nanNeg, nanLast = 1, 61, 62, 63
+	const negzero, nanPos, nanNeg, nanLast, nonfiniteBlocks = 1, 61, 62, 63, 65
+	if k := Kinds(); k[negzero] != "negzero" || k[nanPos] != "nonfinite" || k[nanLast] != "nan-last" || k[nonfiniteBlocks] != "nonfinite-blocks" {
+		t.Fatalf("corpus groups moved: %q %q %q %q", k[negzero], k[nanPos], k[nanLast], k[nonfiniteBlocks])
+	}
+	// nonfiniteBlocks (blocks of +Inf, -Inf, NaN, Inf and NaN): numpy's
+	// argmax returns a NaN's index and max - min of a block of +Inf is
+	// Inf - Inf = NaN; ggml's amax < |v| skips a NaN (d = -0 for a NaN
+	// block) and its min starts at FLT_MAX (d = (Inf - FLT_MAX)/15 = Inf)
 	want := map[string][]int{
 		// argmax(|x|) picks the first element, -0, so d = -0/-8 = +0;
 		// ggml's fold never replaces its initial +0 max, d = -0. A NaN
 		// is the argmax, so d = NaN (fp16 0x7E00) and every code 0;
 		// ggml's amax < |v| skips a NaN
-		"quantize q4_0": {negzero, nanPos, nanNeg, nanLast},
-		"quantize q5_0": {negzero, nanPos, nanNeg, nanLast},
+		"quantize q4_0": {negzero, nanPos, nanNeg, nanLast, nonfiniteBlocks},
+		"quantize q5_0": {negzero, nanPos, nanNeg, nanLast, nonfiniteBlocks},
 		// np.min over -0 and +0 gave +0 (m = 0x0000), ggml's v < min
 		// keeps the first -0 (m = 0x8000). np.max and np.min propagate a
 		// NaN, so d and m are NaN; ggml's v < min, v > max skip it
-		"quantize q4_1": {negzero, nanPos, nanNeg, nanLast},
-		"quantize q5_1": {negzero, nanPos, nanNeg, nanLast},
+		"quantize q4_1": {negzero, nanPos, nanNeg, nanLast, nonfiniteBlocks},
+		"quantize q5_1": {negzero, nanPos, nanNeg, nanLast, nonfiniteBlocks},
 		// np.max(|x|) propagates a NaN: d = NaN, every code 0; ggml's
 		// MAX(amax, |v|) lets the next element replace a NaN (a NaN last
 		// in the block stays, and there the two agree)
