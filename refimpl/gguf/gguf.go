@@ -20,6 +20,15 @@
 // dequantizer and dot product below takes, and forty functions of their
 // own. Neither package imports the other.
 //
+// NaNs: where an invalid operation creates a NaN (0*Inf in a dequantizer
+// or a dot product) the result is the profile's default NaN, set
+// explicitly; a NaN input or scale propagates quieted with its sign, set
+// explicitly in the dequantizers and dot products and left to Go's
+// arithmetic inside the quantizers, where only its sign can reach the
+// output (through the fp16 scale) and every host Go runs the tests on
+// propagates it as x86-64 and arm64 do (amd64, GOAMD64=v3, arm64 under
+// qemu and wasip1 under wazero, all checked against the records).
+//
 // Blocks are handled as their GGUF bytes (little-endian, the C struct
 // layout without padding): Quantize writes them, Dequantize and the dot
 // products read them, so the layout is the contract and no intermediate
