@@ -272,10 +272,7 @@ func quantQ1_0(p Profile, x []float32, y []byte) {
 
 func dequantQ1_0(p Profile, x []byte, y []float32) {
 	d := fromFP16(le16(x))
-	nd := -d // C negation: flips the sign bit, NaN included
-	if d != d {
-		nd = math.Float32frombits(math.Float32bits(d) ^ 0x80000000)
-	}
+	nd := negF(d) // C negation flips the sign bit, of a NaN too
 	for j := range y {
 		if x[2+j/8]>>(j%8)&1 != 0 {
 			y[j] = d

@@ -111,10 +111,10 @@ func bestIndexMXFP4(x, e float32) uint8 {
 	return uint8(best)
 }
 
-// nvfp4 (64 elements): UE4M3 d[4] (one per 16) | qs[32] (16 bytes per
-// pair of sub-blocks... 8 bytes per sub-block: low nibbles its first 8
-// elements, high nibbles its last 8). Element = kvalues_mxfp4[code] *
-// ue4m3_to_fp32(d) (the half of the E4M3 value).
+// nvfp4 (64 elements): UE4M3 d[4] (one per 16 elements) | qs[32] (8
+// bytes per 16-element sub-block: low nibbles its first 8 elements, high
+// nibbles its last 8). Element = kvalues_mxfp4[code] * ue4m3_to_fp32(d),
+// which is half the E4M3 value because the levels are doubled.
 func quantNVFP4(p Profile, x []float32, y []byte) {
 	for s := 0; s < 4; s++ {
 		xb := x[16*s : 16*s+16]
