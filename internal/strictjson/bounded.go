@@ -40,6 +40,11 @@ type Options struct {
 // however the document is shaped. That is what a large untrusted document
 // (a certificate of up to hundreds of MiB) needs.
 func DecodeBounded(b []byte, v any, opt Options) error {
+	// The one text rule of every reader (CheckText), before the syntax, so
+	// invalid UTF-8 is named by its byte offset wherever it is read.
+	if err := CheckText(b); err != nil {
+		return err
+	}
 	if !json.Valid(b) {
 		var x struct{}
 		// Valid says only no; Unmarshal of the same bytes says where. Into

@@ -34,7 +34,7 @@ func TestDecodeBounded(t *testing.T) {
 		{"syntax error", `{"suite":`, Options{}, "unexpected end of JSON input"},
 		{"type error", `{"suite":1}`, Options{}, "cannot unmarshal number"},
 		{"object for a string", `{"suite":{"a":1}}`, Options{}, "suite: an object where string is expected"},
-		{"invalid UTF-8", "{\"suite\":\"a\xffb\"}", Options{}, `suite: string "a\xffb" is not valid UTF-8`},
+		{"invalid UTF-8", "{\"suite\":\"a\xffb\"}", Options{}, "invalid UTF-8 at byte 11 (0xff)"},
 		{"text check", `{"tasks":["ok","\u001b[2J"]}`, Options{Text: noCtl}, `tasks[1]: string "\x1b[2J": escape character`},
 		{"text check on keys", `{"meta":{"\u001b":"x"}}`, Options{Text: noCtl}, `escape character`},
 		{"required field missing", `{"suite":"e4m3"}`, Options{RequireFields: true}, `field "tasks" is missing`},
