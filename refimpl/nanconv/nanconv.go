@@ -55,16 +55,16 @@ var (
 		Source:  "bitexact's reproducible choice: one pinned NaN per op keeps Go on every host and the wasm reference identical (wasm leaves an arithmetic NaN's sign and payload unspecified)"}
 	CUDA = Convention{Name: "cuda",
 		Summary: "every NaN result is 0x7FFFFFFF (fp16: 0x7FFF, bf16: 0x7FFF), whatever the NaN operands",
-		Source:  "NVIDIA GPUs' float instructions (PTX ISA: NaN results are canonical); measured with torch 2.11 on the H200: x*2, x/3, -x, 0*inf, inf-inf and 0/0 on float32 NaNs of eight payloads all write 0x7FFFFFFF, fp16 0x7FFF (conformance/harness/torch/records/nan-probe.json)"}
+		Source:  "NVIDIA GPUs' float instructions (PTX ISA: NaN results are canonical); measured with torch 2.11 on the H200: x*2, x/3, -x, 0*inf, inf-inf and 0/0 on float32 NaNs of eight payloads all write 0x7FFFFFFF, fp16 0x7FFF (conformance/harness/torch/nan-probe.json)"}
 	CUDASign = Convention{Name: "cuda-sign",
 		Summary: "every NaN result is 0x7FFFFFFF with the sign of the NaN it came from (an invalid operation's: 1): sign | 0x7FFFFFFF",
 		Source:  "a decoder that scales a NaN code with a CUDA float instruction and then ORs the code's sign back: torch 2.11's E5M2 decode on CUDA (c10 fp16_ieee_to_fp32_value), measured on the H200: 0x7D..0x7F -> 0x7FFFFFFF, 0xFD..0xFF -> 0xFFFFFFFF"}
 	X86 = Convention{Name: "x86",
 		Summary: "every NaN result is 0xFFC00000 (fp16: 0xFE00), x86-64's default NaN",
-		Source:  "the Intel SDM's QNaN floating-point indefinite, the result of an invalid operation with no NaN operand; measured with torch 2.11 on the CPU: 0*inf, inf-inf, 0/0 and inf/inf write 0xFFC00000 (conformance/harness/torch/records/nan-probe.json); the convention of a CPU kernel whose NaNs are all made by arithmetic"}
+		Source:  "the Intel SDM's QNaN floating-point indefinite, the result of an invalid operation with no NaN operand; measured with torch 2.11 on the CPU: 0*inf, inf-inf, 0/0 and inf/inf write 0xFFC00000 (conformance/harness/torch/nan-probe.json); the convention of a CPU kernel whose NaNs are all made by arithmetic"}
 	Propagate = Convention{Name: "propagate",
 		Summary: "a NaN result is the NaN it came from: a decoded NaN code keeps its sign and its mantissa bits at the top of the float32 mantissa, made quiet (E4M3 0x7F -> 0x7FF00000, E5M2 0x7D -> 0x7FE00000, fp16 0xFE91 -> 0xFFD22000; E8M0 0xFF -> 0x7F800001); an arithmetic step passes its first NaN operand through made quiet; an invalid operation on numbers writes 0xFFC00000",
-		Source:  "IEEE 754-2019 6.2.3 (payload preservation, quieting on conversion) as x86-64 SSE/AVX implements it; measured with torch 2.11 on the CPU: float8_e4m3fn/float8_e5m2/float8_e8m0fnu .to(float32) and NaN operands of mul, div and neg (conformance/harness/torch/records/nan-probe.json)"}
+		Source:  "IEEE 754-2019 6.2.3 (payload preservation, quieting on conversion) as x86-64 SSE/AVX implements it; measured with torch 2.11 on the CPU: float8_e4m3fn/float8_e5m2/float8_e8m0fnu .to(float32) and NaN operands of mul, div and neg (conformance/harness/torch/nan-probe.json)"}
 )
 
 // All lists the conventions, the default first.
