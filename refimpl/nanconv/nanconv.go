@@ -147,22 +147,23 @@ func CarriedFP16(h uint16) uint32 {
 }
 
 // carry is the carried bits of an arithmetic step with NaN operands: the
-// first NaN operand, made quiet.
-func carry(a, b uint32) uint32 {
-	if IsNaN(a) {
-		return a | Quiet
+// NaN operand first, made quiet (first if both are NaN).
+func carry(first, second uint32) uint32 {
+	if IsNaN(first) {
+		return first | Quiet
 	}
-	return b | Quiet
+	return second | Quiet
 }
 
 // Mul is the float32 product a*b with a NaN result under c (canon the op's
-// canonical NaN): a NaN operand is carried (a before b), an invalid
-// product of numbers (0·∞) carries X86Default. A number result is the
-// correctly rounded product.
+// canonical NaN): a NaN operand is carried, b when both are NaN (torch
+// 2.11's CPU multiply, measured: its compiled multiply takes the operands
+// in the other order); an invalid product of numbers (0·∞) carries
+// X86Default. A number result is the correctly rounded product.
 func (c Convention) Mul(a, b float32, canon uint32) float32 {
 	ab, bb := math.Float32bits(a), math.Float32bits(b)
 	if IsNaN(ab) || IsNaN(bb) {
-		return c.NaN(canon, carry(ab, bb))
+		return c.NaN(canon, carry(bb, ab))
 	}
 	r := a * b
 	if r != r {
@@ -171,8 +172,10 @@ func (c Convention) Mul(a, b float32, canon uint32) float32 {
 	return r
 }
 
-// Div is the float32 quotient a/b with a NaN result under c, as Mul (0/0
-// and ∞/∞ are invalid).
+// Div is the float32 quotient a/b with a NaN result under c, as Mul but
+// for two NaN operands, where the dividend is carried (x86's DIVSS keeps
+// its destination operand; not measured, and no op divides two NaNs on
+// the golden inputs); 0/0 and ∞/∞ are invalid.
 func (c Convention) Div(a, b float32, canon uint32) float32 {
 	ab, bb := math.Float32bits(a), math.Float32bits(b)
 	if IsNaN(ab) || IsNaN(bb) {
