@@ -10,7 +10,6 @@ package certificate
 import (
 	"context"
 	"crypto/sha256"
-	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -22,8 +21,8 @@ import (
 	"github.com/bitexact/bitexact/conformance/results"
 	"github.com/bitexact/bitexact/conformance/suite"
 	"github.com/bitexact/bitexact/golden"
+	"github.com/bitexact/bitexact/refimpl/nanconv"
 	"github.com/bitexact/bitexact/refimpl/ops"
-	"github.com/bitexact/bitexact/refimpl/tensor"
 )
 
 // Format names the certificate layout; Verify refuses others. Version 2
@@ -602,7 +601,7 @@ func compareNaNAny(want, got ops.Tensors) (int, []Tensor) {
 			continue
 		}
 		w, g := want[t.Name], got[t.Name]
-		isNaN := nanTest(w.DType)
+		isNaN := nanconv.NaNTest(string(w.DType))
 		if isNaN == nil {
 			continue
 		}
@@ -618,20 +617,6 @@ func compareNaNAny(want, got ops.Tensors) (int, []Tensor) {
 		t.Mismatches = n
 	}
 	return total, tv
-}
-
-// nanTest returns the NaN test of a little-endian float element of dtype
-// d, or nil for a dtype that has no NaN.
-func nanTest(d tensor.DType) func([]byte) bool {
-	switch d {
-	case tensor.F32:
-		return func(b []byte) bool { return binary.LittleEndian.Uint32(b)&0x7FFFFFFF > 0x7F800000 }
-	case tensor.F16:
-		return func(b []byte) bool { return binary.LittleEndian.Uint16(b)&0x7FFF > 0x7C00 }
-	case tensor.BF16:
-		return func(b []byte) bool { return binary.LittleEndian.Uint16(b)&0x7FFF > 0x7F80 }
-	}
-	return nil
 }
 
 // compare counts differing elements per tensor of want (dtype units).

@@ -82,6 +82,11 @@ func TestNaNConventionClaims(t *testing.T) {
 			}
 		})
 	}
+	// Without a claim the diagnosis names the convention to claim.
+	if c := build("", out); c.Conforms || c.Diagnosis == nil || !c.Diagnosis.Explained || c.Diagnosis.Classes[0].Class != "nan:cuda" ||
+		!strings.Contains(c.Diagnosis.Summary(), "claim profile default,nan=cuda") {
+		t.Errorf("unclaimed CUDA NaNs: conforms %v, diagnosis %+v", c.Conforms, c.Diagnosis)
+	}
 	c := build("default,nan=any", out)
 	if md := string(c.Markdown()); !strings.HasPrefix(md, "# CONFORMS UP TO NaN BITS (not bit-exact)") {
 		t.Errorf("Markdown opens %q", md[:min(80, len(md))])

@@ -63,7 +63,7 @@ var (
 		Summary: "every NaN result is 0xFFC00000 (fp16: 0xFE00), x86-64's default NaN",
 		Source:  "the Intel SDM's QNaN floating-point indefinite, the result of an invalid operation with no NaN operand; measured with torch 2.11 on the CPU: 0*inf, inf-inf, 0/0 and inf/inf write 0xFFC00000 (conformance/harness/torch/nan-probe.json); the convention of a CPU kernel whose NaNs are all made by arithmetic"}
 	Propagate = Convention{Name: "propagate",
-		Summary: "a NaN result is the NaN it came from: a decoded NaN code keeps its sign and its mantissa bits at the top of the float32 mantissa, made quiet (E4M3 0x7F -> 0x7FF00000, E5M2 0x7D -> 0x7FE00000, fp16 0xFE91 -> 0xFFD22000; E8M0 0xFF -> 0x7F800001); an arithmetic step passes its first NaN operand through made quiet; an invalid operation on numbers writes 0xFFC00000",
+		Summary: "a NaN result is the NaN it came from: a decoded NaN code keeps its sign and its mantissa bits at the top of the float32 mantissa, made quiet (E4M3 0x7F -> 0x7FF00000, E5M2 0x7D -> 0x7FE00000, fp16 0xFE91 -> 0xFFD22000; E8M0 0xFF -> 0x7F800001); an arithmetic step passes its NaN operand through made quiet (of two NaN factors the second, of a quotient the dividend); an invalid operation on numbers writes 0xFFC00000",
 		Source:  "IEEE 754-2019 6.2.3 (payload preservation, quieting on conversion) as x86-64 SSE/AVX implements it; measured with torch 2.11 on the CPU: float8_e4m3fn/float8_e5m2/float8_e8m0fnu .to(float32) and NaN operands of mul, div and neg (conformance/harness/torch/nan-probe.json)"}
 )
 
@@ -186,4 +186,21 @@ func (c Convention) Div(a, b float32, canon uint32) float32 {
 		return c.NaN(canon, X86Default)
 	}
 	return r
+}
+
+// NaNTest returns the NaN test of one little-endian element of a float
+// dtype (safetensors names F32, F16, BF16), or nil for a dtype without
+// NaNs: what a comparison that accepts any NaN for a NaN needs.
+func NaNTest(dtype string) func([]byte) bool {
+	switch dtype {
+	case "F32":
+		return func(b []byte) bool {
+			return IsNaN(uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24)
+		}
+	case "F16":
+		return func(b []byte) bool { return (uint16(b[0])|uint16(b[1])<<8)&0x7FFF > 0x7C00 }
+	case "BF16":
+		return func(b []byte) bool { return (uint16(b[0])|uint16(b[1])<<8)&0x7FFF > 0x7F80 }
+	}
+	return nil
 }
