@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/bitexact/bitexact/refimpl/half"
+	"github.com/bitexact/bitexact/refimpl/nanconv"
 )
 
 // fma32 returns x*y + z rounded once to float32 (round to nearest even),
@@ -179,7 +180,7 @@ func (s *Schedule) run(x, y []float32, lanes []float32) (float32, []float32) {
 		}
 	}
 	if s.CanonicalNaN && r != r {
-		r = math.Float32frombits(0x7FFFFFFF)
+		r = math.Float32frombits(nanconv.CUDANaN)
 	}
 	return roundTo(s.Out, r), lanes
 }

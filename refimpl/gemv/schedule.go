@@ -5,6 +5,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/bitexact/bitexact/refimpl/nanconv"
 )
 
 // Precision is a floating-point format a value is rounded to.
@@ -127,8 +129,10 @@ type Schedule struct {
 	// 0x7FFFFFFF (an fp16 output then encodes it as 0x7FFF): NVIDIA GPUs
 	// return that NaN from every float instruction whatever the NaN
 	// operands (PTX ISA, "Floating-point ... NaN results are canonical"),
-	// where Go on amd64 and arm64 propagates an operand's payload. Spelled
-	// nan=cuda in the spec; left out of it when false.
+	// where Go on amd64 and arm64 propagates an operand's payload. It is
+	// the NaN convention nanconv.CUDA of the decoders and dequantizers,
+	// spelled nan=cuda in the spec as in their op parameter; left out of
+	// it when false.
 	CanonicalNaN bool
 }
 
@@ -179,7 +183,7 @@ func (s Schedule) String() string {
 	spec := fmt.Sprintf("chunk=%d,lanes=%d,group=%d,fma=%d,acc=%s,partial=%s,reduce=%s,out=%s",
 		s.ChunkK, s.Lanes, s.GroupK, fma, s.Accum, s.Partial, red, s.Out)
 	if s.CanonicalNaN {
-		spec += ",nan=cuda"
+		spec += ",nan=" + nanconv.CUDA.Name
 	}
 	return spec
 }
@@ -221,8 +225,8 @@ func Parse(spec string) (Schedule, error) {
 		case "out":
 			s.Out, err = parsePrecision(v)
 		case "nan":
-			if v != "cuda" {
-				err = fmt.Errorf("nan=%q, want cuda (or leave the key out)", v)
+			if v != nanconv.CUDA.Name {
+				err = fmt.Errorf("nan=%q, want %s (or leave the key out)", v, nanconv.CUDA.Name)
 			}
 			s.CanonicalNaN = true
 		case "reduce":
