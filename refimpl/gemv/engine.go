@@ -179,6 +179,9 @@ func (s *Schedule) run(x, y []float32, lanes []float32) (float32, []float32) {
 			r += v
 		}
 	}
+	if s.ZeroInit && math.Float32bits(r) == 0x80000000 {
+		r = 0 // the only result a +0 start changes (Schedule.ZeroInit)
+	}
 	if s.CanonicalNaN && r != r {
 		r = math.Float32frombits(nanconv.CUDANaN)
 	}

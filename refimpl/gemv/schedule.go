@@ -91,7 +91,12 @@ func (r Reduction) String() string {
 // accumulated by lane c mod Lanes, each lane taking its chunks in K order
 // into one accumulator that starts at +0. The lane results are rounded to
 // Partial, added in the Reduction order in float32, and the sum is rounded
-// to Out.
+// to Out. Every reduction sum starts at its first addend, not at +0: a
+// strided accumulator j starts as lane j, a sequential sum as lane 0, so
+// lane results that are all -0 (a negative tile sum rounded to an fp16 -0
+// partial) reduce to -0, as native/cuda/kernels/sparse24.cu reduce_tiles
+// does (acc[j] = tile j for t < W, then __fadd_rn). With ZeroInit every sum
+// starts at +0 instead, as torch's sum does.
 //
 // A group contributes x*y to its lane (x the group's sum, y its multiplier,
 // or for GroupK 1 the two factors of the product): with Fused that is one
@@ -134,6 +139,13 @@ type Schedule struct {
 	// spelled nan=cuda in the spec as in their op parameter; left out of
 	// it when false.
 	CanonicalNaN bool
+	// ZeroInit starts every reduction sum at +0 (torch's sum and a
+	// reduction kernel that zeroes its accumulators) instead of at its
+	// first addend. In round-to-nearest x + y is -0 only when x and y are
+	// both -0, and v + (+0) is v for every v but -0, so this changes
+	// exactly one thing: a -0 result becomes +0. Spelled init=zero in the
+	// spec; left out of it when false.
+	ZeroInit bool
 }
 
 // Validate reports whether the schedule is well formed.
@@ -185,11 +197,15 @@ func (s Schedule) String() string {
 	if s.CanonicalNaN {
 		spec += ",nan=" + nanconv.CUDA.Name
 	}
+	if s.ZeroInit {
+		spec += ",init=zero"
+	}
 	return spec
 }
 
 // Parse reads a spec string as written by String. Every key is required
-// but nan, whose absence means NaN results keep the host's bits.
+// but nan, whose absence means NaN results keep the host's bits, and init,
+// whose absence means sums start at their first addend.
 func Parse(spec string) (Schedule, error) {
 	var s Schedule
 	seen := map[string]bool{}
@@ -229,6 +245,11 @@ func Parse(spec string) (Schedule, error) {
 				err = fmt.Errorf("nan=%q, want %s (or leave the key out)", v, nanconv.CUDA.Name)
 			}
 			s.CanonicalNaN = true
+		case "init":
+			if v != "zero" {
+				err = fmt.Errorf("init=%q, want zero (or leave the key out: sums start at their first addend)", v)
+			}
+			s.ZeroInit = true
 		case "reduce":
 			switch {
 			case v == "seq":
