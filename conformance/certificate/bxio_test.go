@@ -60,6 +60,12 @@ func TestBxioHarness(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// python3 must not leave a __pycache__ in conformance/harness.
+	run := func(args ...string) ([]byte, error) {
+		cmd := exec.Command(py, args...)
+		cmd.Env = append(os.Environ(), "PYTHONDONTWRITEBYTECODE=1")
+		return cmd.CombinedOutput()
+	}
 	for _, tc := range []struct {
 		mode     string
 		conforms bool
@@ -70,7 +76,7 @@ func TestBxioHarness(t *testing.T) {
 	} {
 		t.Run(tc.mode, func(t *testing.T) {
 			out := filepath.Join(dir, "results-"+tc.mode)
-			if b, err := exec.Command(py, script, harness, exp, out, tc.mode).CombinedOutput(); err != nil {
+			if b, err := run(script, harness, exp, out, tc.mode); err != nil {
 				t.Fatalf("python3: %v\n%s", err, b)
 			}
 			r, err := results.Read(out, s, nil)
@@ -89,7 +95,7 @@ func TestBxioHarness(t *testing.T) {
 				t.Errorf("diagnosis %v, want %s", c.Diagnosis, tc.class)
 			}
 			// bxio refuses to overwrite a results folder.
-			if b, err := exec.Command(py, script, harness, exp, out, tc.mode).CombinedOutput(); err == nil || !strings.Contains(string(b), "exists") {
+			if b, err := run(script, harness, exp, out, tc.mode); err == nil || !strings.Contains(string(b), "exists") {
 				t.Errorf("second run into %s: err %v, output %s", out, err, b)
 			}
 		})
