@@ -21,6 +21,7 @@ import (
 	"github.com/bitexact/bitexact/conformance/results"
 	"github.com/bitexact/bitexact/conformance/suite"
 	"github.com/bitexact/bitexact/golden"
+	"github.com/bitexact/bitexact/refimpl/nanconv"
 	"github.com/bitexact/bitexact/refimpl/ops"
 )
 
@@ -332,7 +333,7 @@ func BuildContext(ctx context.Context, in Input) (*Certificate, error) {
 			if counts[p] == nil {
 				counts[p] = map[string]int{}
 			}
-			n, _ := compare(e, got)
+			n, _ := compareUnder(s, p, e, got)
 			counts[p][t.Name] = n
 		}
 		td.got = results.Normalize(got, t.Cases[t.Profiles[0]].Outputs)
@@ -377,7 +378,7 @@ func BuildContext(ctx context.Context, in Input) (*Certificate, error) {
 			if counts[p] == nil {
 				counts[p] = map[string]int{}
 			}
-			counts[p][td.t.Name], _ = compare(e, td.got)
+			counts[p][td.t.Name], _ = compareUnder(s, p, e, td.got)
 		}
 	}
 	// The profile held to: the claim, else the profile with the fewest
@@ -450,7 +451,7 @@ func BuildContext(ctx context.Context, in Input) (*Certificate, error) {
 			}
 		}
 		got := results.Normalize(td.got, infos)
-		cs.Mismatches, cs.Tensors = compare(want, got)
+		cs.Mismatches, cs.Tensors = compareUnder(s, c.Against, want, got)
 		for _, tv := range cs.Tensors {
 			cs.Elements += tv.Elements
 		}
@@ -462,6 +463,9 @@ func BuildContext(ctx context.Context, in Input) (*Certificate, error) {
 		c.Cases = append(c.Cases, cs)
 		diagTasks = append(diagTasks, diagnose.Task{Task: td.t, Params: params, Inputs: td.inputs,
 			Reference: want, Expected: td.expected, Observed: got})
+	}
+	if s.NaNRelaxed(c.Against) {
+		c.Mode = ModeNaNAny
 	}
 	c.Conforms = conformsFrom(c)
 	c.Verdict = verdictLine(c)
@@ -572,13 +576,59 @@ func bitExactVerdict(c *Certificate) string {
 		s += x
 	}
 	if c.Claimed != "" {
-		if c.Conforms {
+		switch {
+		case c.Conforms && c.Mode == ModeNaNAny:
+			s = "CONFORMS UP TO NaN BITS (not bit-exact: any NaN accepted where the reference has a NaN) to claimed profile `" + c.Claimed + "`: " + s
+		case c.Conforms:
 			s = "CONFORMS to claimed profile `" + c.Claimed + "`: " + s
-		} else {
+		default:
 			s = "DOES NOT CONFORM to claimed profile `" + c.Claimed + "`: " + s
 		}
 	}
 	return s
+}
+
+// ModeNaNAny is Certificate.Mode when the profile held to claims the NaN
+// relaxation (suite.NaNAny): a NaN output is accepted wherever the
+// reference has a NaN, whatever its bits; every other element is compared
+// bit for bit. Not bit-exact, and every rendering says so.
+const ModeNaNAny = "nan-any"
+
+// compareUnder is compare, or compareNaNAny for a profile that claims the
+// NaN relaxation.
+func compareUnder(s *suite.Suite, p string, want, got ops.Tensors) (int, []Tensor) {
+	if s.NaNRelaxed(p) {
+		return compareNaNAny(want, got)
+	}
+	return compare(want, got)
+}
+
+// compareNaNAny is compare with a float element (F32, F16, BF16) that is a
+// NaN in both want and got counted as equal, whatever the two NaNs' bits.
+func compareNaNAny(want, got ops.Tensors) (int, []Tensor) {
+	total, tv := compare(want, got)
+	for i := range tv {
+		t := &tv[i]
+		if t.Layout != "" || t.Mismatches == 0 {
+			continue
+		}
+		w, g := want[t.Name], got[t.Name]
+		isNaN := nanconv.NaNTest(string(w.DType))
+		if isNaN == nil {
+			continue
+		}
+		sz := w.DType.Size()
+		n := 0
+		for j := 0; j+sz <= len(w.Data); j += sz {
+			if string(w.Data[j:j+sz]) == string(g.Data[j:j+sz]) || (isNaN(w.Data[j:j+sz]) && isNaN(g.Data[j:j+sz])) {
+				continue
+			}
+			n++
+		}
+		total -= t.Mismatches - n
+		t.Mismatches = n
+	}
+	return total, tv
 }
 
 // compare counts differing elements per tensor of want (dtype units).

@@ -73,6 +73,13 @@ func (c *Certificate) Markdown() []byte {
 			status = "OUTSIDE THE RIGOROUS BOUND (bound mode, not bit-exact)"
 		}
 	}
+	if c.Mode == ModeNaNAny {
+		// Nor under the NaN relaxation: a NaN's bits were not compared.
+		status = "CONFORMS UP TO NaN BITS (not bit-exact)"
+		if !c.Conforms {
+			status = "DOES NOT CONFORM even up to NaN bits"
+		}
+	}
 	fmt.Fprintf(&b, "# %s: bitexact certificate, suite %s\n\n", status, mdCode(c.Suite))
 	to := "to"
 	if c.Mode == ModeBound {
@@ -305,6 +312,9 @@ func (c *Certificate) JUnit() ([]byte, error) {
 		jc := junitCase{Name: cs.Task + " @ " + cs.Profile, Classname: "bitexact." + c.Suite}
 		if c.Mode == ModeBound {
 			jc.Name = cs.Task + " within the rigorous bound of " + cs.Profile
+		}
+		if c.Mode == ModeNaNAny {
+			jc.Name = cs.Task + " @ " + cs.Profile + " up to NaN bits (not bit-exact)"
 		}
 		if cs.Result == "fail" {
 			var t strings.Builder

@@ -88,8 +88,10 @@ func coverageAlternatives(s *suite.Suite) []Alternative {
 		alts = append(alts,
 			Alternative{Class: "awq-nibble-order", Doc: "words read in sequential nibble order (nibble p -> column 8j+p) instead of AWQ's [0,2,4,6,1,3,5,7]",
 				Compute: func(s *suite.Suite, t Task) (ops.Tensors, bool, error) { return awqReadAs(s, t, true, 0) }},
-			Alternative{Class: "gptq-zero-plus-one", Doc: "stored zero points read plus one, modulo 16 (the GPTQ v1 convention's z+1 applied to an AWQ checkpoint)",
-				Compute: func(s *suite.Suite, t Task) (ops.Tensors, bool, error) { return awqReadAs(s, t, false, 1) }})
+			Alternative{Class: "gptq-zero-plus-one", Doc: "stored zero points read plus one within the 4-bit field, 15 wrapping to 0 (z+1 added to the packed nibble)",
+				Compute: func(s *suite.Suite, t Task) (ops.Tensors, bool, error) { return awqReadAs(s, t, false, 1) }},
+			Alternative{Class: "gptq-v1-zero-plus-one", Doc: "stored zero points read plus one in integer arithmetic, 15 giving 16 (a GPTQ v1 reader's zeros + 1 after unpacking, applied to an AWQ checkpoint)",
+				Compute: awqZeroPlusOneUnwrapped})
 	case "sparse24.select":
 		alts = append(alts,
 			Alternative{Class: "sparse24-indices-swapped", Doc: "the two 2-bit indices of each metadata nibble swapped (i1 | i0<<2)",
@@ -357,4 +359,58 @@ func selectTiesHigher(s *suite.Suite, t Task) (ops.Tensors, bool, error) {
 	kt := tensor.Tensor{DType: kept.DType, Shape: kept.Shape, Logical: kept.Logical, Data: k}
 	mt := tensor.Tensor{DType: meta.DType, Shape: meta.Shape, Logical: meta.Logical, Data: m}
 	return ops.Tensors{"kept": kt, "meta": mt}, true, nil
+}
+
+// awqZeroPlusOneUnwrapped is the reference with every unpacked zero point
+// z read as z+1 in integer arithmetic (15 gives 16), as a GPTQ v1 reader
+// adds it after unpacking: awq.unpack's zeros output plus one, or
+// awq.dequantize's (u - (z+1)) * s under the task's kernel.
+func awqZeroPlusOneUnwrapped(s *suite.Suite, t Task) (ops.Tensors, bool, error) {
+	if t.Params.Get("layout", "awq") != "awq" {
+		return nil, false, nil
+	}
+	switch s.Op {
+	case "awq.unpack":
+		out, err := ops.Run(s.Op, t.Params, t.Inputs)
+		if err != nil {
+			return nil, false, nil
+		}
+		z, ok := out["zeros"]
+		if !ok {
+			return nil, false, nil
+		}
+		out["zeros"] = mapBytes(z, func(b byte) byte { return b + 1 })
+		return out, true, nil
+	case "awq.dequantize":
+		qw, qz, sc := t.Inputs["qweight"], t.Inputs["qzeros"], t.Inputs["scales"]
+		if qw.DType != tensor.I32 || qz.DType != tensor.I32 || sc.DType != tensor.F16 || len(qw.Shape) != 2 || len(sc.Shape) != 2 || sc.Shape[0] == 0 {
+			return nil, false, nil
+		}
+		ic, oc := qw.Shape[0], 8*qw.Shape[1]
+		g, err := t.Params.Int("group", ic/sc.Shape[0])
+		if err != nil || g == -1 {
+			g = ic
+		}
+		k, err := awq.KernelByName(t.Params.Get("kernel", awq.KernelCUDA.Name))
+		if err != nil || g <= 0 {
+			return nil, false, nil
+		}
+		q, err := awq.AWQ.UnpackWeight(qw.I32(), ic, oc)
+		if err != nil {
+			return nil, false, nil
+		}
+		z, err := awq.AWQ.UnpackZeros(qz.I32(), ic, oc, g)
+		if err != nil {
+			return nil, false, nil
+		}
+		for i := range z {
+			z[i]++
+		}
+		w, err := k.DequantizeUnpacked(q, z, sc.Bits16(), ic, oc, g)
+		if err != nil {
+			return nil, false, nil
+		}
+		return ops.Tensors{"w": tensor.FromBits16(tensor.F16, []int{ic, oc}, w)}, true, nil
+	}
+	return nil, false, nil
 }

@@ -74,6 +74,11 @@ type Diagnosis struct {
 	Partial *Match `json:"partial,omitempty"`
 	// Tried is the number of alternatives evaluated.
 	Tried int `json:"tried"`
+	// Library is the named profile the results match on the most tasks
+	// short of all of them, with the library its source names and the
+	// tasks they depart on; nil when no profile matches some tasks but
+	// not all.
+	Library *LibraryMatch `json:"library,omitempty"`
 }
 
 // Summary is one line: "explained by nibble-swap (E2M1 nibbles swapped
@@ -89,6 +94,9 @@ func (d Diagnosis) Summary() string {
 	s := fmt.Sprintf("no known bug class explains all %d mismatches (%d alternatives tried)", d.Mismatches, d.Tried)
 	if d.Partial != nil {
 		s += fmt.Sprintf("; closest: %s explains %d, breaks %d", d.Partial.Class, d.Partial.Explained, d.Partial.Broken)
+	}
+	if d.Library != nil {
+		s += "; " + d.Library.String()
 	}
 	return s
 }
@@ -139,6 +147,9 @@ func Run(s *suite.Suite, against string, tasks []Task) (Diagnosis, error) {
 	})
 	if !d.Explained && len(partial) > 0 && likelyCause(partial[0], d.Mismatches) {
 		d.Partial = &partial[0]
+	}
+	if !d.Explained {
+		d.Library = libraryMatch(s, tasks)
 	}
 	return d, nil
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/bitexact/bitexact/golden"
 	"github.com/bitexact/bitexact/refimpl/claim"
 	"github.com/bitexact/bitexact/refimpl/gemv"
+	"github.com/bitexact/bitexact/refimpl/ops"
 )
 
 // Grammar is the claim grammar of the suite's profiles (refimpl/claim):
@@ -72,7 +73,20 @@ func (s *Suite) checkSpec(v string) error {
 // and the golden cases use. Keys may come in any order and keys with a
 // default may be left out; spaces, unknown or repeated keys and values
 // the suite does not take are refused, the error naming the key.
+//
+// A profile claimed under a NaN convention, BASE,nan=CONV (SplitNaN), is
+// BASE's canonical spelling followed by the convention.
 func (s *Suite) CanonicalProfile(p string) (string, error) {
+	if base, conv, ok := s.SplitNaN(p); ok {
+		b, err := s.Grammar().Canonical(base)
+		if err != nil {
+			return "", err
+		}
+		if _, err := s.parseNaN(b, conv); err != nil {
+			return "", err
+		}
+		return b + "," + ops.NaNParam + "=" + conv, nil
+	}
 	return s.Grammar().Canonical(p)
 }
 

@@ -449,8 +449,8 @@ func coverageCatalog() []Mutant {
 				}
 				return fp8.E5M2.Decode(b)
 			})},
-		{Name: "e5m2-decode-via-fp16-bits", Suite: "e5m2-decode", Claim: "default", Class: "",
-			Doc: "E5M2 decoded as the fp16 with the code as its top byte, widened: exact on numbers, but NaN payloads kept (0x7D -> 0x7FA00000 quieted as 0x7FE00000) where the reference gives the canonical quiet NaN: outside the diagnosis library",
+		{Name: "e5m2-decode-via-fp16-bits", Suite: "e5m2-decode", Claim: "default", Class: "nan:propagate",
+			Doc: "E5M2 decoded as the fp16 with the code as its top byte, widened: exact on numbers, but NaN payloads kept (0x7D -> 0x7FA00000 quieted as 0x7FE00000) where the reference gives the canonical quiet NaN: the propagate NaN convention (torch's E5M2 decode on the CPU), to be claimed as default,nan=propagate",
 			Run: decodeCodes(func(p ops.Params, b uint8) float32 { return half.DecodeFP16(uint16(b) << 8) })},
 		// e8m0-decode
 		{Name: "e8m0-decode-ff-inf", Suite: "e8m0-decode", Claim: "ocp", Class: "profile:ggml",

@@ -22,6 +22,10 @@ type Block struct {
 	Dir     string // path of the folder, under the harness root
 	Results string // path of its results folder: Dir, or Dir/results
 	Cert    *certificate.Certificate
+	// Library and Commit are the repository and commit of the code that
+	// ran, from the record's provenance.json; empty for a record without
+	// one.
+	Library, Commit string
 }
 
 // Conforming lists the profiles the certificate says the results conform
@@ -69,7 +73,20 @@ func ReadBlocks(root string) ([]Block, error) {
 		}
 		rel, _ := filepath.Rel(root, dir)
 		relRes, _ := filepath.Rel(root, res)
-		bs = append(bs, Block{Dir: filepath.ToSlash(rel), Results: filepath.ToSlash(relRes), Cert: &c})
+		bl := Block{Dir: filepath.ToSlash(rel), Results: filepath.ToSlash(relRes), Cert: &c}
+		if pb, err := os.ReadFile(filepath.Join(dir, "provenance.json")); err == nil {
+			var p struct {
+				Repository string `json:"repository"`
+				Commit     string `json:"commit"`
+			}
+			if err := json.Unmarshal(pb, &p); err != nil {
+				return nil, fmt.Errorf("%s: %w", filepath.Join(dir, "provenance.json"), err)
+			}
+			bl.Library, bl.Commit = p.Repository, p.Commit
+		} else if !os.IsNotExist(err) {
+			return nil, err
+		}
+		bs = append(bs, bl)
 	}
 	return bs, nil
 }
@@ -178,8 +195,8 @@ func Ecosystem(root string) ([]byte, error) {
 	}
 	if len(blocks) > 0 {
 		w("\n## Block ops: the golden inputs of the suite\n\n")
-		w("| suite | implementation | platform | conforms to | other profiles (differing elements) | record |\n")
-		w("|---|---|---|---|---|---|\n")
+		w("| suite | implementation | library @ commit | platform | conforms to | other profiles (differing elements) | record |\n")
+		w("|---|---|---|---|---|---|---|\n")
 		for _, bl := range blocks {
 			c := bl.Cert
 			conf := strings.Join(quote(bl.Conforming()), ", ")
@@ -192,7 +209,11 @@ func Ecosystem(root string) ([]byte, error) {
 					others = append(others, fmt.Sprintf("`%s` (%d)", p.Profile, p.Mismatches))
 				}
 			}
-			w("| %s | %s | %s | %s | %s | `conformance/harness/%s` |\n", c.Suite, cell(c.Implementation), cell(c.Platform), conf,
+			lib := "(no provenance.json)"
+			if bl.Library != "" {
+				lib = cell(bl.Library + " @ " + bl.Commit)
+			}
+			w("| %s | %s | %s | %s | %s | %s | `conformance/harness/%s` |\n", c.Suite, cell(c.Implementation), lib, cell(c.Platform), conf,
 				strings.Join(others, ", "), bl.Dir)
 		}
 	}

@@ -76,6 +76,8 @@ type MatrixBlock struct {
 	Record         string          `json:"record"`
 	Suite          string          `json:"suite"`
 	Implementation string          `json:"implementation"`
+	Library        string          `json:"library,omitempty"`
+	Commit         string          `json:"commit,omitempty"`
 	Platform       string          `json:"platform"`
 	Conforms       []string        `json:"conforms"`
 	Others         []BlockMismatch `json:"others"`
@@ -163,7 +165,7 @@ func buildMatrix(root string) (*Matrix, error) {
 	}
 	for _, bl := range blocks {
 		c := bl.Cert
-		mb := MatrixBlock{Record: bl.Dir, Suite: c.Suite, Implementation: c.Implementation, Platform: c.Platform,
+		mb := MatrixBlock{Record: bl.Dir, Suite: c.Suite, Implementation: c.Implementation, Library: bl.Library, Commit: bl.Commit, Platform: c.Platform,
 			Conforms: bl.Conforming(), Others: []BlockMismatch{}, Tool: c.Tool}
 		if mb.Conforms == nil {
 			mb.Conforms = []string{}

@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/bitexact/bitexact/refimpl/half"
+	"github.com/bitexact/bitexact/refimpl/nanconv"
 )
 
 // NaNBits is the fp16 NaN that DequantizeUnpacked returns when a product is
@@ -67,6 +68,29 @@ var (
 	KernelTriton = Kernel{Name: "triton", Summary: "vLLM triton AWQ dequantization: a zero product keeps its sign (-0 where u = z and s < 0)", mul: mulF16Triton,
 		Source: "vllm-project/vllm@1e8e860 vllm/model_executor/layers/quantization/awq_triton.py awq_dequantize_kernel (measured with triton 3.6 on an H100, conformance/harness/vllm)"}
 )
+
+// WithNaN is k with its NaN results under convention c instead of
+// NaNBits: a NaN scale is carried with its sign and payload
+// (nanconv.CarriedFP16), an infinite scale times u - z = 0 is invalid
+// (x86-64's default NaN); nanconv.Canonical and nanconv.CUDA keep NaNBits.
+func (k Kernel) WithNaN(c nanconv.Convention) Kernel {
+	mul := k.mul
+	if mul == nil || c == nanconv.Canonical {
+		return k
+	}
+	k.mul = func(d int, s uint16) uint16 {
+		r := mul(d, s)
+		if r&0x7FFF <= 0x7C00 {
+			return r
+		}
+		carried := nanconv.X86Default
+		if s&0x7FFF > 0x7C00 {
+			carried = nanconv.CarriedFP16(s)
+		}
+		return c.Bits16(NaNBits, carried)
+	}
+	return k
+}
 
 // Kernels lists the dequantization kernels, canonical first.
 func Kernels() []Kernel { return []Kernel{KernelCUDA, KernelTriton} }

@@ -163,17 +163,19 @@ var (
 		Source:  "microsoft/microxcaling:mx/elemwise_ops.py (_round_mantissa round=\"nearest\"), mx/cpp/quantize.cuh (rd_away)",
 		Tie:     TieAway, NaNPos: 0x7, NaNNeg: 0x7, InfPos: 0x7, InfNeg: 0xF, Zero: ZeroKeepsSign,
 	}
-	// TiesTowardZero is the rule of llama.cpp's best_index_mxfp4 at
-	// element scale in exact arithmetic: the nearest E2M1 value, ties to
-	// the smaller magnitude, every zero result index 0 (never 0x8), NaN and
-	// +-Inf code 0x0. The C function itself computes its errors in float32
-	// and is profile GGML: the two agree on every |x| below 0x4c000003
-	// (just above 2^25) and differ above, where ggml's errors round
-	// (conformance/harness/ggml/records).
+	// TiesTowardZero is a rule, not a recorded implementation: the argmin
+	// of |v - x| over the E2M1 values v in code order with strict <, in
+	// exact arithmetic. That is the nearest E2M1 value, ties to the smaller
+	// magnitude, every zero result index 0 (never 0x8), NaN and +-Inf code
+	// 0x0. No implementation run follows it on all 2^32 inputs: llama.cpp's
+	// best_index_mxfp4 computes the errors in float32 (profile GGML,
+	// recorded) and agrees with it only below |x| = 0x4c000003 (just above
+	// 2^25), which covers every input quantize_row_mxfp4_ref passes it;
+	// modelopt's MXFP4 ties toward zero too but writes 0x8 for +0 and NaN.
 	TiesTowardZero = Profile{
 		Name:    "ties-toward-zero",
-		Summary: "ties toward zero, -0 cleared, NaN and Inf -> 0 (the rule of ggml best_index_mxfp4 in exact arithmetic)",
-		Source:  "ggml-org/ggml src/ggml-quants.c best_index_mxfp4 in exact arithmetic (the float32 function is profile ggml)",
+		Summary: "ties toward zero, -0 cleared, NaN and Inf -> 0 (an argmin over the E2M1 values in code order, exact arithmetic)",
+		Source:  "rule, no implementation: argmin |v - x| over the E2M1 values in code order with strict <, exact arithmetic (llama.cpp's float32 best_index_mxfp4, profile ggml, agrees below |x| = 0x4c000003)",
 		Tie:     TieTowardZero, NaNPos: 0x0, NaNNeg: 0x0, InfPos: 0x0, InfNeg: 0x0, Zero: ZeroPositive,
 	}
 	// GGML is best_index_mxfp4(x, 0.5) as ggml compiles it, the E2M1 step

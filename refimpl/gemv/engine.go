@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/bitexact/bitexact/refimpl/half"
+	"github.com/bitexact/bitexact/refimpl/nanconv"
 )
 
 // fma32 returns x*y + z rounded once to float32 (round to nearest even),
@@ -178,8 +179,11 @@ func (s *Schedule) run(x, y []float32, lanes []float32) (float32, []float32) {
 			r += v
 		}
 	}
+	if s.ZeroInit && math.Float32bits(r) == 0x80000000 {
+		r = 0 // the only result a +0 start changes (Schedule.ZeroInit)
+	}
 	if s.CanonicalNaN && r != r {
-		r = math.Float32frombits(0x7FFFFFFF)
+		r = math.Float32frombits(nanconv.CUDANaN)
 	}
 	return roundTo(s.Out, r), lanes
 }

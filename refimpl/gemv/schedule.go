@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/bitexact/bitexact/refimpl/claim"
+	"github.com/bitexact/bitexact/refimpl/nanconv"
 )
 
 // Precision is a floating-point format a value is rounded to.
@@ -91,7 +92,12 @@ func (r Reduction) String() string {
 // accumulated by lane c mod Lanes, each lane taking its chunks in K order
 // into one accumulator that starts at +0. The lane results are rounded to
 // Partial, added in the Reduction order in float32, and the sum is rounded
-// to Out.
+// to Out. Every reduction sum starts at its first addend, not at +0: a
+// strided accumulator j starts as lane j, a sequential sum as lane 0, so
+// lane results that are all -0 (a negative tile sum rounded to an fp16 -0
+// partial) reduce to -0, as native/cuda/kernels/sparse24.cu reduce_tiles
+// does (acc[j] = tile j for t < W, then __fadd_rn). With ZeroInit every sum
+// starts at +0 instead, as torch's sum does.
 //
 // A group contributes x*y to its lane (x the group's sum, y its multiplier,
 // or for GroupK 1 the two factors of the product): with Fused that is one
@@ -129,9 +135,18 @@ type Schedule struct {
 	// 0x7FFFFFFF (an fp16 output then encodes it as 0x7FFF): NVIDIA GPUs
 	// return that NaN from every float instruction whatever the NaN
 	// operands (PTX ISA, "Floating-point ... NaN results are canonical"),
-	// where Go on amd64 and arm64 propagates an operand's payload. Spelled
-	// nan=cuda in the spec; left out of it when false.
+	// where Go on amd64 and arm64 propagates an operand's payload. It is
+	// the NaN convention nanconv.CUDA of the decoders and dequantizers,
+	// spelled nan=cuda in the spec as in their op parameter; left out of
+	// it when false.
 	CanonicalNaN bool
+	// ZeroInit starts every reduction sum at +0 (torch's sum and a
+	// reduction kernel that zeroes its accumulators) instead of at its
+	// first addend. In round-to-nearest x + y is -0 only when x and y are
+	// both -0, and v + (+0) is v for every v but -0, so this changes
+	// exactly one thing: a -0 result becomes +0. Spelled init=zero in the
+	// spec; left out of it when false.
+	ZeroInit bool
 }
 
 // Validate reports whether the schedule is well formed.
@@ -183,7 +198,10 @@ func (s Schedule) String() string {
 	spec := fmt.Sprintf("chunk=%d,lanes=%d,group=%d,fma=%d,acc=%s,partial=%s,reduce=%s,out=%s",
 		s.ChunkK, s.Lanes, s.GroupK, fma, s.Accum, s.Partial, red, s.Out)
 	if s.CanonicalNaN {
-		spec += ",nan=cuda"
+		spec += ",nan=" + nanconv.CUDA.Name
+	}
+	if s.ZeroInit {
+		spec += ",init=zero"
 	}
 	return spec
 }
@@ -205,7 +223,8 @@ var grammar = &claim.Grammar{What: "schedule", Keys: []claim.Key{
 	{Name: "partial", Values: []string{"fp32", "fp16"}},
 	{Name: "reduce", Values: []string{"seq", "pairwise"}, Check: checkWidth},
 	{Name: "out", Values: []string{"fp32", "fp16"}},
-	{Name: "nan", Values: []string{"cuda"}, Optional: true},
+	{Name: "nan", Values: []string{nanconv.CUDA.Name}, Optional: true},
+	{Name: "init", Values: []string{"zero"}, Optional: true},
 }}
 
 // Grammar is the claim grammar of a spec string (refimpl/claim): what a
@@ -227,7 +246,8 @@ func checkWidth(v string) error {
 
 // Parse reads a spec string under the one claim rule (refimpl/claim):
 // every key String writes, nan optional (its absence means NaN results
-// keep the host's bits), in any order, no spaces, counts in decimal up to
+// keep the host's bits) and init optional (its absence means sums start at
+// their first addend), in any order, no spaces, counts in decimal up to
 // MaxDim. Schedule.String is its canonical spelling.
 func Parse(spec string) (Schedule, error) {
 	c, err := grammar.Parse(spec)
@@ -243,7 +263,8 @@ func Parse(spec string) (Schedule, error) {
 	s.Accum, _ = parsePrecision(v["acc"])
 	s.Partial, _ = parsePrecision(v["partial"])
 	s.Out, _ = parsePrecision(v["out"])
-	s.CanonicalNaN = v["nan"] == "cuda"
+	s.CanonicalNaN = v["nan"] == nanconv.CUDA.Name
+	s.ZeroInit = v["init"] == "zero"
 	switch r := v["reduce"]; r {
 	case "seq":
 		s.Reduce = Sequential

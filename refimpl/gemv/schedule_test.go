@@ -184,3 +184,47 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// TestReductionStart: a reduction sum starts at its first addend, so -0
+// lane results reduce to -0 (native/cuda/kernels/sparse24.cu reduce_tiles:
+// accumulator j starts as tile j); init=zero starts at +0, as torch's sum
+// does, and turns exactly that -0 into +0. Each lane's tile sum is
+// fma(-2^-100, 2^-100, +0) = -2^-200, which rounds to -0.
+func TestReductionStart(t *testing.T) {
+	tiny := float32(0x1p-100)
+	for _, tc := range []struct {
+		name string
+		s    Schedule
+		x    []float32
+		want uint32
+	}{
+		{"sparse-v7 all -0", SparseV7, []float32{-tiny, -tiny, -tiny, -tiny, -tiny, -tiny, -tiny, -tiny, -tiny, -tiny, -tiny, -tiny, -tiny, -tiny, -tiny, -tiny}, 0x80000000},
+		{"sparse-v7 init=zero all -0", withZeroInit(SparseV7), []float32{-tiny, -tiny, -tiny, -tiny, -tiny, -tiny, -tiny, -tiny, -tiny, -tiny, -tiny, -tiny, -tiny, -tiny, -tiny, -tiny}, 0x00000000},
+		{"sparse-v7-seq all -0", SparseV7Seq, []float32{-tiny, -tiny, -tiny, -tiny, -tiny, -tiny, -tiny, -tiny, -tiny, -tiny, -tiny, -tiny, -tiny, -tiny, -tiny, -tiny}, 0x80000000},
+		{"sparse-v7 init=zero keeps -1", withZeroInit(SparseV7), []float32{-1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, 0xBF800000},
+	} {
+		y := make([]float32, len(tc.x))
+		for i := range y {
+			y[i] = tiny
+			if tc.x[i] == -1 {
+				y[i] = 1
+			}
+		}
+		r, _ := tc.s.run(tc.x, y, nil)
+		if got := math.Float32bits(r); got != tc.want {
+			t.Errorf("%s: %#08x, want %#08x", tc.name, got, tc.want)
+		}
+	}
+	s, err := Parse(withZeroInit(SparseV7).String())
+	if err != nil || !s.ZeroInit || !strings.HasSuffix(s.String(), ",init=zero") {
+		t.Errorf("init=zero does not round-trip: %v %v", s, err)
+	}
+	if _, err := Parse(SparseV7.String() + ",init=first"); err == nil {
+		t.Error("Parse accepted init=first")
+	}
+}
+
+func withZeroInit(s Schedule) Schedule {
+	s.ZeroInit = true
+	return s
+}

@@ -6,6 +6,7 @@ import (
 	"math"
 
 	"github.com/bitexact/bitexact/refimpl/half"
+	"github.com/bitexact/bitexact/refimpl/nanconv"
 )
 
 // Q8_1Block is block_q8_1: 36 bytes, fp16 d, fp16 s (little-endian), then
@@ -283,11 +284,24 @@ func canonF(x float32) float32 {
 // dequantize_row_q8_0 (ggml has no q8_1 to-float; vec_dot kernels use
 // d*q the same way). S is not used.
 func DequantizeQ8_1(bs []Q8_1Block) []float32 {
+	return DequantizeQ8_1NaN(bs, nanconv.Canonical)
+}
+
+// DequantizeQ8_1NaN is DequantizeQ8_1 with its NaN results under
+// convention nan: a NaN D widens with its sign and payload
+// (nanconv.CarriedFP16) and the multiply carries it; q = 0 times an
+// infinite D is invalid (x86-64's default NaN). Under nanconv.Canonical it
+// is DequantizeQ8_1.
+func DequantizeQ8_1NaN(bs []Q8_1Block, nan nanconv.Convention) []float32 {
 	y := make([]float32, len(bs)*QK)
+	canon := math.Float32bits(canonNaN)
 	for i := range bs {
 		d := half.DecodeFP16(bs[i].D)
+		if d != d {
+			d = math.Float32frombits(nanconv.CarriedFP16(bs[i].D))
+		}
 		for j, q := range bs[i].Qs {
-			y[i*QK+j] = canonF(float32(q) * d)
+			y[i*QK+j] = nan.Mul(float32(q), d, canon)
 		}
 	}
 	return y

@@ -33,6 +33,7 @@ import (
 
 	"github.com/bitexact/bitexact/refimpl/e8m0"
 	"github.com/bitexact/bitexact/refimpl/fp4"
+	"github.com/bitexact/bitexact/refimpl/nanconv"
 )
 
 // BlockSize is the number of elements sharing one E8M0 scale.
@@ -152,6 +153,13 @@ func scaleElem(x, inv float32) float32 {
 // Dequantize expands q to row-major float32: y = float32(e2m1(c) *
 // 2^(scale-127)), NaN for a whole block whose scale is 0xFF.
 func Dequantize(q Quantized) ([]float32, error) {
+	return DequantizeNaN(q, nanconv.Canonical)
+}
+
+// DequantizeNaN is Dequantize with the NaN blocks under convention nan:
+// the scale 0xFF decodes to nanconv.CarriedE8M0, which the multiply by
+// e2m1(c) carries made quiet. Under nanconv.Canonical it is Dequantize.
+func DequantizeNaN(q Quantized, nan nanconv.Convention) ([]float32, error) {
 	if err := checkShape(q.Rows*q.Cols, q.Rows, q.Cols); err != nil {
 		return nil, err
 	}
@@ -163,11 +171,12 @@ func Dequantize(q Quantized) ([]float32, error) {
 		return nil, fmt.Errorf("mxfp4: scales has %d bytes, want %d for [%d, %d]", len(q.Scales), n/BlockSize, q.Rows, q.Cols)
 	}
 	y := make([]float32, n)
+	nanScale := nan.NaN(math.Float32bits(qNaN), nanconv.CarriedE8M0|nanconv.Quiet)
 	for blk, sc := range q.Scales {
 		for i := 0; i < BlockSize; i++ {
 			j := blk*BlockSize + i
 			if sc == NaNScale {
-				y[j] = qNaN
+				y[j] = nanScale
 				continue
 			}
 			b := q.Packed[j/2]

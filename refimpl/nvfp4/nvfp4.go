@@ -20,6 +20,7 @@ import (
 
 	"github.com/bitexact/bitexact/refimpl/fp4"
 	"github.com/bitexact/bitexact/refimpl/fp8"
+	"github.com/bitexact/bitexact/refimpl/nanconv"
 )
 
 // BlockSize is the number of elements sharing one E4M3 scale.
@@ -469,6 +470,14 @@ func DequantScale(scaleCode uint8, global float32, pt PerTensor) float32 {
 // Dequantize expands q to row-major float32: y = float32(e2m1(c) *
 // DequantScale(scale, Global, pt)).
 func Dequantize(q Quantized, pt PerTensor) ([]float32, error) {
+	return DequantizeNaN(q, pt, nanconv.Canonical)
+}
+
+// DequantizeNaN is Dequantize with its NaN results under convention nan: a
+// NaN scale code carries its E4M3 bits into s/g (or s*g) and on into
+// e2m1(c)*d, an invalid step (0/0, 0*Inf) carries x86-64's default NaN.
+// Under nanconv.Canonical it is Dequantize.
+func DequantizeNaN(q Quantized, pt PerTensor, nan nanconv.Convention) ([]float32, error) {
 	if err := checkShape(q.Rows*q.Cols, q.Rows, q.Cols); err != nil {
 		return nil, err
 	}
@@ -480,15 +489,23 @@ func Dequantize(q Quantized, pt PerTensor) ([]float32, error) {
 		return nil, fmt.Errorf("nvfp4: scales has %d bytes, want %d for [%d, %d]", len(q.Scales), n/BlockSize, q.Rows, q.Cols)
 	}
 	y := make([]float32, n)
+	canonBits := math.Float32bits(canonNaN)
 	for blk, sc := range q.Scales {
-		d := DequantScale(sc, q.Global, pt)
+		s := fp8.E4M3.Decode(sc)
+		if fp8.E4M3.IsNaN(sc) {
+			s = math.Float32frombits(nanconv.CarriedFP8(sc, fp8.E4M3.ManBits))
+		}
+		d := nan.Div(s, q.Global, canonBits)
+		if pt == DecodeScale {
+			d = nan.Mul(s, q.Global, canonBits)
+		}
 		for i := 0; i < BlockSize; i++ {
 			b := q.Packed[(blk*BlockSize+i)/2]
 			c := b & 0xF
 			if i%2 == 1 {
 				c = b >> 4
 			}
-			y[blk*BlockSize+i] = canon(fp4.Decode(c) * d)
+			y[blk*BlockSize+i] = nan.Mul(fp4.Decode(c), d, canonBits)
 		}
 	}
 	return y, nil

@@ -47,9 +47,9 @@ func init() {
 		Outputs:  []string{"q", "zeros"},
 		Run:      runAWQUnpack,
 	})
-	register(Op{
+	register(withNaN(Op{
 		Name: "awq.dequantize",
-		Doc:  "vLLM AWQ dequantization: fp16 (u - z) * s, one round to nearest even, NaN -> 0x7fff; a zero product is +0 (CUDA kernel) or keeps its sign (triton kernel)",
+		Doc:  "vLLM AWQ dequantization: fp16 (u - z) * s, one round to nearest even, NaN -> 0x7fff (or per the nan convention); a zero product is +0 (CUDA kernel) or keeps its sign (triton kernel)",
 		Params: map[string]string{
 			"group":  "group size G (default: IC / rows of scales; -1 = IC)",
 			"kernel": "cuda (default; vLLM's CUDA kernel, fma with +0: zero -> +0) | triton (vLLM's triton kernel: (u - z) * s, -0 where u = z and s < 0)",
@@ -59,7 +59,7 @@ func init() {
 		Inputs:   []string{"qweight", "qzeros", "scales"},
 		Outputs:  []string{"w"},
 		Run:      runAWQDequantize,
-	})
+	}))
 }
 
 // awqGroup reads the group parameter; -1 means IC.
@@ -227,6 +227,11 @@ func runAWQDequantize(p Params, in Tensors) (Tensors, error) {
 	if err != nil {
 		return nil, err
 	}
+	nan, err := nanConv(p)
+	if err != nil {
+		return nil, err
+	}
+	k = k.WithNaN(nan)
 	qw, qz, sc := in["qweight"], in["qzeros"], in["scales"]
 	if err := awqRank2(qw, "qweight", tensor.I32); err != nil {
 		return nil, err

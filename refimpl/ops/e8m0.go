@@ -2,9 +2,11 @@ package ops
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/bitexact/bitexact/refimpl/e8m0"
 	"github.com/bitexact/bitexact/refimpl/ggml"
+	"github.com/bitexact/bitexact/refimpl/nanconv"
 	"github.com/bitexact/bitexact/refimpl/tensor"
 )
 
@@ -38,7 +40,7 @@ func init() {
 			return encodeCodes(p, in["x"], "e8m0", "e8m0/"+r.Name, r.Encode)
 		},
 	})
-	register(Op{
+	register(withNaN(Op{
 		Name: "e8m0.decode",
 		Doc:  "E8M0 codes -> exact float32 2^(c-127) (0x00 -> 2^-127; 0xFF -> NaN 0x7fc00000, or +Inf under profile ggml)",
 		Params: map[string]string{"profile": "ocp (default; the OCP MX spec: 0xFF is NaN) | " +
@@ -51,10 +53,19 @@ func init() {
 			if err := checkCodesU8(c, "codes", "e8m0"); err != nil {
 				return nil, err
 			}
+			nan, err := nanConv(p)
+			if err != nil {
+				return nil, err
+			}
 			var decode func(uint8) float32
 			switch name := p["profile"]; name {
 			case "ocp":
-				decode = e8m0.Decode
+				decode = func(c uint8) float32 {
+					if c == 0xFF {
+						return nan.NaN(math.Float32bits(e8m0.Decode(c)), nanconv.CarriedE8M0)
+					}
+					return e8m0.Decode(c)
+				}
 			case "ggml":
 				decode = ggml.E8M0ToFP32
 			default:
@@ -66,7 +77,7 @@ func init() {
 			}
 			return Tensors{"x": tensor.FromF32(c.Shape, v)}, nil
 		},
-	})
+	}))
 	register(Op{
 		Name: "e8m0.shared_scale",
 		Doc:  "MX block absolute maximum (float32) -> E8M0 shared scale code",

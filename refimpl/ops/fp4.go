@@ -27,13 +27,16 @@ func init() {
 			return encodeCodes(p, in["x"], "e2m1", "e2m1/"+prof.Name, prof.Encode)
 		},
 	})
-	register(Op{
+	register(withNaN(Op{
 		Name:    "e2m1.decode",
-		Doc:     "E2M1 codes (one per byte, 0..15) -> exact float32 (0x8 -> -0)",
+		Doc:     "E2M1 codes (one per byte, 0..15) -> exact float32 (0x8 -> -0); no output is NaN, so every nan convention gives the same outputs",
 		Params:  map[string]string{},
 		Inputs:  []string{"codes"},
 		Outputs: []string{"x"},
 		Run: func(p Params, in Tensors) (Tensors, error) {
+			if _, err := nanConv(p); err != nil {
+				return nil, err
+			}
 			c := in["codes"]
 			if err := e2m1Codes(c, "codes"); err != nil {
 				return nil, err
@@ -44,7 +47,7 @@ func init() {
 			}
 			return Tensors{"x": tensor.FromF32(c.Shape, v)}, nil
 		},
-	})
+	}))
 	register(Op{
 		Name:    "e2m1.pack",
 		Doc:     "E2M1 codes [..., 2n] -> bytes [..., n], element 2i in the low nibble",

@@ -2,8 +2,10 @@ package ops
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/bitexact/bitexact/refimpl/fp8"
+	"github.com/bitexact/bitexact/refimpl/nanconv"
 	"github.com/bitexact/bitexact/refimpl/tensor"
 )
 
@@ -43,9 +45,9 @@ func init() {
 			return encodeCodes(p, in["x"], f.Name, f.Name+"/"+prof.Name, func(x float32) uint8 { return f.Encode(x, prof) })
 		},
 	})
-	register(Op{
+	register(withNaN(Op{
 		Name:    "fp8.decode",
-		Doc:     "FP8 codes -> exact float32 (NaN codes -> quiet NaN 0x7fc00000 with the code's sign)",
+		Doc:     "FP8 codes -> exact float32 (NaN codes -> quiet NaN 0x7fc00000 with the code's sign, or per the nan convention)",
 		Params:  map[string]string{"format": "e4m3 | e5m2 (required)"},
 		Inputs:  []string{"codes"},
 		Outputs: []string{"x"},
@@ -62,11 +64,18 @@ func init() {
 			if err := checkCodesU8(c, "codes", f.Name); err != nil {
 				return nil, err
 			}
+			nan, err := nanConv(p)
+			if err != nil {
+				return nil, err
+			}
 			v := make([]float32, len(c.Data))
 			for i, ci := range c.Data {
 				v[i] = f.Decode(ci)
+				if f.IsNaN(ci) {
+					v[i] = nan.NaN(math.Float32bits(v[i]), nanconv.CarriedFP8(ci, f.ManBits))
+				}
 			}
 			return Tensors{"x": tensor.FromF32(c.Shape, v)}, nil
 		},
-	})
+	}))
 }

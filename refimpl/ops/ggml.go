@@ -20,14 +20,14 @@ func init() {
 		Outputs:  []string{"blocks"},
 		Run:      runGGMLMXFP4Quantize,
 	})
-	register(Op{
+	register(withNaN(Op{
 		Name:    "ggml.mxfp4.dequantize",
-		Doc:     "llama.cpp dequantize_row_mxfp4: block_mxfp4 [n,17] to float32 [n*32] (exact)",
+		Doc:     "llama.cpp dequantize_row_mxfp4: block_mxfp4 [n,17] to float32 [n*32] (exact; no output is NaN, so every nan convention gives the same outputs)",
 		Params:  map[string]string{},
 		Inputs:  []string{"blocks"},
 		Outputs: []string{"y"},
 		Run:     runGGMLMXFP4Dequantize,
-	})
+	}))
 	register(Op{
 		Name: "ggml.q8_1.quantize",
 		Doc:  "llama.cpp block_q8_1 quantization: x [n*32] to blocks [n,36] (fp16 d, fp16 s, int8 qs[32])",
@@ -40,14 +40,14 @@ func init() {
 		Outputs:  []string{"blocks"},
 		Run:      runGGMLQ8_1Quantize,
 	})
-	register(Op{
+	register(withNaN(Op{
 		Name:    "ggml.q8_1.dequantize",
-		Doc:     "block_q8_1 [n,36] to float32 [n*32]: q * fp16(d)",
+		Doc:     "block_q8_1 [n,36] to float32 [n*32]: q * fp16(d), NaN results per the nan convention",
 		Params:  map[string]string{},
 		Inputs:  []string{"blocks"},
 		Outputs: []string{"y"},
 		Run:     runGGMLQ8_1Dequantize,
-	})
+	}))
 }
 
 func ggmlInput(x tensor.Tensor) ([]float32, error) {
@@ -90,6 +90,9 @@ func runGGMLMXFP4Quantize(p Params, in Tensors) (Tensors, error) {
 }
 
 func runGGMLMXFP4Dequantize(p Params, in Tensors) (Tensors, error) {
+	if _, err := nanConv(p); err != nil {
+		return nil, err
+	}
 	b := in["blocks"]
 	if err := ggmlBlocks(b, ggml.MXFP4BlockBytes, "block_mxfp4"); err != nil {
 		return nil, err
@@ -121,6 +124,10 @@ func runGGMLQ8_1Quantize(p Params, in Tensors) (Tensors, error) {
 }
 
 func runGGMLQ8_1Dequantize(p Params, in Tensors) (Tensors, error) {
+	nan, err := nanConv(p)
+	if err != nil {
+		return nil, err
+	}
 	b := in["blocks"]
 	if err := ggmlBlocks(b, ggml.Q8_1BlockBytes, "block_q8_1"); err != nil {
 		return nil, err
@@ -129,6 +136,6 @@ func runGGMLQ8_1Dequantize(p Params, in Tensors) (Tensors, error) {
 	if err != nil {
 		return nil, err
 	}
-	y := ggml.DequantizeQ8_1(bs)
+	y := ggml.DequantizeQ8_1NaN(bs, nan)
 	return Tensors{"y": tensor.FromF32([]int{len(y)}, y)}, nil
 }

@@ -24,14 +24,14 @@ func init() {
 		Outputs:  []string{"packed", "scales"},
 		Run:      runMXFP4Quantize,
 	})
-	register(Op{
+	register(withNaN(Op{
 		Name:    "mxfp4.dequantize",
-		Doc:     "MXFP4 to float32: e2m1(c) * 2^(scale-127), NaN blocks for scale 0xFF",
+		Doc:     "MXFP4 to float32: e2m1(c) * 2^(scale-127), NaN blocks for scale 0xFF (bits per the nan convention)",
 		Params:  map[string]string{},
 		Inputs:  []string{"packed", "scales"},
 		Outputs: []string{"y"},
 		Run:     runMXFP4Dequantize,
-	})
+	}))
 }
 
 func runMXFP4Quantize(p Params, in Tensors) (Tensors, error) {
@@ -66,6 +66,10 @@ func runMXFP4Quantize(p Params, in Tensors) (Tensors, error) {
 }
 
 func runMXFP4Dequantize(p Params, in Tensors) (Tensors, error) {
+	nan, err := nanConv(p)
+	if err != nil {
+		return nil, err
+	}
 	packed, scales := in["packed"], in["scales"]
 	if err := packed.Expect("packed", tensor.U8, -1, -1); err != nil {
 		return nil, err
@@ -83,7 +87,7 @@ func runMXFP4Dequantize(p Params, in Tensors) (Tensors, error) {
 	if err := blkLogical("scales", scales, "e8m0"); err != nil {
 		return nil, err
 	}
-	y, err := mxfp4.Dequantize(mxfp4.Quantized{Rows: m, Cols: k, Packed: packed.Data, Scales: scales.Data})
+	y, err := mxfp4.DequantizeNaN(mxfp4.Quantized{Rows: m, Cols: k, Packed: packed.Data, Scales: scales.Data}, nan)
 	if err != nil {
 		return nil, err
 	}

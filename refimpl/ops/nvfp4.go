@@ -25,7 +25,7 @@ func init() {
 		Outputs:  []string{"packed", "scales", "global"},
 		Run:      runNVFP4Quantize,
 	})
-	register(Op{
+	register(withNaN(Op{
 		Name: "nvfp4.dequantize",
 		Doc:  "NVFP4 to float32: e2m1(c) * float32(s/g) (encode-scale recipes) or float32(s*p) (decode-scale recipes)",
 		Params: map[string]string{
@@ -37,7 +37,7 @@ func init() {
 		Inputs:   []string{"packed", "scales", "global"},
 		Outputs:  []string{"y"},
 		Run:      runNVFP4Dequantize,
-	})
+	}))
 	register(Op{
 		Name:    "nvfp4.swizzle",
 		Doc:     "block scales [M,Ksf] to the 128x4 tensor-core layout (zero padded to M%128, Ksf%4), flattened",
@@ -144,6 +144,10 @@ func runNVFP4Dequantize(p Params, in Tensors) (Tensors, error) {
 	if err != nil {
 		return nil, err
 	}
+	nan, err := nanConv(p)
+	if err != nil {
+		return nil, err
+	}
 	sw, err := blkSwizzleParam(p)
 	if err != nil {
 		return nil, err
@@ -177,7 +181,7 @@ func runNVFP4Dequantize(p Params, in Tensors) (Tensors, error) {
 	} else if err := scales.Expect("scales", tensor.U8, m, ksf); err != nil {
 		return nil, err
 	}
-	y, err := nvfp4.Dequantize(nvfp4.Quantized{Rows: m, Cols: k, Packed: packed.Data, Scales: sc, Global: global.F32()[0]}, r.PerTensor)
+	y, err := nvfp4.DequantizeNaN(nvfp4.Quantized{Rows: m, Cols: k, Packed: packed.Data, Scales: sc, Global: global.F32()[0]}, r.PerTensor, nan)
 	if err != nil {
 		return nil, err
 	}

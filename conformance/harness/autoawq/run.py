@@ -31,12 +31,14 @@ get_best_device() (where from_linear packs the zero points) is the CPU too.
 import argparse
 import ast
 import importlib
-import json
 import os
 import subprocess
 import sys
 import textwrap
 import types
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import bxio  # noqa: E402  conformance/harness/bxio.py
 
 
 def load_autoawq(src):
@@ -97,7 +99,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--autoawq", required=True, help="AutoAWQ checkout")
     ap.add_argument("--export", required=True, help="bitexact export directory (suite awq-quantize)")
-    ap.add_argument("--out", required=True, help="results directory to write")
+    ap.add_argument("--out", required=True, help="results directory to write (must not exist)")
     ap.add_argument("--device", choices=["cpu", "cuda"], default="cuda")
     ap.add_argument("--profile", help="profile to claim in results.json")
     a = ap.parse_args()
@@ -105,42 +107,32 @@ def main():
         os.environ["CUDA_VISIBLE_DEVICES"] = ""
     global torch
     import torch
-    from safetensors.torch import load_file, save_file
 
     pseudo_quantize, WQLinear_GEMM, mode = load_autoawq(os.path.abspath(a.autoawq))
-    suite = json.load(open(os.path.join(a.export, "suite.json")))
-    if suite["op"] != "awq.quantize":
-        sys.exit(f"{a.export}: suite {suite['suite']} is op {suite['op']}, want awq.quantize")
-    os.makedirs(a.out, exist_ok=True)
+    exp = bxio.Export(a.export)
+    if exp.op != "awq.quantize":
+        sys.exit(f"{a.export}: suite {exp.suite} is op {exp.op}, want awq.quantize")
     dev = torch.device(a.device)
-    names = []
-    for t in suite["tasks"]:
-        g = int(t["params"].get("group", "128"))
-        w = load_file(os.path.join(a.export, t["input_file"]))["w"]  # [IC, OC] fp16
-        ic, oc = w.shape
-        lin = torch.nn.Linear(ic, oc, bias=False, dtype=torch.float16, device=dev)
-        lin.weight.data = w.t().contiguous().to(dev)
-        qz = Quantizer(g)
-        lin.weight.data, scales, zeros = pseudo_quantize(qz, lin.weight.data)
-        q = WQLinear_GEMM.from_linear(linear=lin, w_bit=4, group_size=g, init_only=False,
-                                      scales=scales.t().contiguous(), zeros=zeros.t().contiguous())
-        out = {"qweight": q.qweight.cpu().contiguous(), "qzeros": q.qzeros.cpu().contiguous(),
-               "scales": q.scales.cpu().contiguous()}
-        save_file(out, os.path.join(a.out, t["result_file"]))
-        names.append(t["name"])
-        print(f"{t['name']}: IC={ic} OC={oc} G={g} qweight {tuple(out['qweight'].shape)}", flush=True)
     if a.device == "cuda":
         plat = f"{torch.cuda.get_device_name()}, torch {torch.__version__}, CUDA {torch.version.cuda}"
     else:
         import platform
         plat = f"CPU {platform.machine()}, torch {torch.__version__}"
-    res = {"format": suite["results_format"], "suite": suite["suite"], "suite_version": suite["suite_version"],
-           "implementation": f"AutoAWQ {git_commit(a.autoawq)} pseudo_quantize_tensor + WQLinear_GEMM.from_linear",
-           "platform": f"{plat}; AutoAWQ loaded by {mode}", "tasks": names}
-    if a.profile:
-        res["profile"] = a.profile
-    json.dump(res, open(os.path.join(a.out, "results.json"), "w"), indent=1)
-    print("wrote", a.out, "-", res["platform"])
+    impl = f"AutoAWQ {git_commit(a.autoawq)} pseudo_quantize_tensor + WQLinear_GEMM.from_linear"
+    with bxio.Results(a.out, exp, implementation=impl, platform=f"{plat}; AutoAWQ loaded by {mode}", profile=a.profile) as res:
+        for t in exp.tasks:
+            g = int(t.params.get("group", "128"))
+            w = t.torch("w")  # [IC, OC] fp16
+            ic, oc = w.shape
+            lin = torch.nn.Linear(ic, oc, bias=False, dtype=torch.float16, device=dev)
+            lin.weight.data = w.t().contiguous().to(dev)
+            qz = Quantizer(g)
+            lin.weight.data, scales, zeros = pseudo_quantize(qz, lin.weight.data)
+            q = WQLinear_GEMM.from_linear(linear=lin, w_bit=4, group_size=g, init_only=False,
+                                          scales=scales.t().contiguous(), zeros=zeros.t().contiguous())
+            res.write(t, {"qweight": q.qweight, "qzeros": q.qzeros, "scales": q.scales})
+            print(f"{t.name}: IC={ic} OC={oc} G={g} qweight {tuple(q.qweight.shape)}", flush=True)
+    print("wrote", a.out, "-", plat)
 
 
 if __name__ == "__main__":

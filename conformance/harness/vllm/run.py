@@ -18,23 +18,24 @@ vLLM need not be installed. Needs a CUDA GPU and triton.
 """
 import argparse
 import importlib.util
-import json
 import os
 import sys
 import types
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import bxio  # noqa: E402  conformance/harness/bxio.py
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--awq-triton", required=True, help="vllm/model_executor/layers/quantization/awq_triton.py of a vLLM checkout")
     ap.add_argument("--export", required=True, help="bitexact export directory (suite awq-dequantize)")
-    ap.add_argument("--out", required=True, help="results directory to write")
+    ap.add_argument("--out", required=True, help="results directory to write (must not exist)")
     ap.add_argument("--profile", help="profile to claim in results.json")
     a = ap.parse_args()
     import torch
     import triton
     import triton.language as tl
-    from safetensors.torch import load_file, save_file
 
     for name in ["vllm"]:
         sys.modules.setdefault(name, types.ModuleType(name))
@@ -45,28 +46,20 @@ def main():
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
 
-    suite = json.load(open(os.path.join(a.export, "suite.json")))
-    if suite["op"] != "awq.dequantize":
-        sys.exit(f"{a.export}: suite {suite['suite']} is op {suite['op']}, want awq.dequantize")
-    os.makedirs(a.out, exist_ok=True)
-    names = []
-    for t in suite["tasks"]:
-        x = load_file(os.path.join(a.export, t["input_file"]))
-        qw, qz, sc = (x[k].cuda() for k in ("qweight", "qzeros", "scales"))
-        w = mod.awq_dequantize_triton(qw, sc, qz)
-        torch.cuda.synchronize()
-        save_file({"w": w.cpu().contiguous()}, os.path.join(a.out, t["result_file"]))
-        names.append(t["name"])
-        neg0 = int((w.view(torch.int16) == -32768).sum())
-        print(f"{t['name']}: w {tuple(w.shape)} {w.dtype}, {neg0} elements -0", flush=True)
-    res = {"format": suite["results_format"], "suite": suite["suite"], "suite_version": suite["suite_version"],
-           "implementation": f"vLLM {os.environ.get('VLLM_COMMIT', 'unknown')} awq_triton.py awq_dequantize_triton",
-           "platform": f"{torch.cuda.get_device_name()}, triton {triton.__version__}, torch {torch.__version__}, CUDA {torch.version.cuda}",
-           "tasks": names}
-    if a.profile:
-        res["profile"] = a.profile
-    json.dump(res, open(os.path.join(a.out, "results.json"), "w"), indent=1)
-    print("wrote", a.out, "-", res["platform"])
+    exp = bxio.Export(a.export)
+    if exp.op != "awq.dequantize":
+        sys.exit(f"{a.export}: suite {exp.suite} is op {exp.op}, want awq.dequantize")
+    platform = f"{torch.cuda.get_device_name()}, triton {triton.__version__}, torch {torch.__version__}, CUDA {torch.version.cuda}"
+    impl = f"vLLM {os.environ.get('VLLM_COMMIT', 'unknown')} awq_triton.py awq_dequantize_triton"
+    with bxio.Results(a.out, exp, implementation=impl, platform=platform, profile=a.profile) as res:
+        for t in exp.tasks:
+            qw, qz, sc = (t.torch(k, device="cuda") for k in ("qweight", "qzeros", "scales"))
+            w = mod.awq_dequantize_triton(qw, sc, qz)
+            torch.cuda.synchronize()
+            res.write(t, {"w": w})
+            neg0 = int((w.view(torch.int16) == -32768).sum())
+            print(f"{t.name}: w {tuple(w.shape)} {w.dtype}, {neg0} elements -0", flush=True)
+    print("wrote", a.out, "-", platform)
 
 
 if __name__ == "__main__":

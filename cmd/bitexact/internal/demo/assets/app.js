@@ -677,7 +677,8 @@ function ecoTableRow(t) {
 function ecoBlockRow(b) {
   return h("tr", { "data-record": b.record },
     h("td", { "data-label": "suite" }, h("b", {}, b.suite)),
-    h("td", { "data-label": "implementation" }, b.implementation, h("div", { class: "prov" }, b.platform)),
+    h("td", { "data-label": "implementation" }, b.implementation,
+      b.library ? h("div", { class: "prov" }, `${b.library} @ ${b.commit}`) : null, h("div", { class: "prov" }, b.platform)),
     h("td", { "data-label": "conforms to" }, b.conforms.length ? b.conforms.map((p) => h("code", { class: "eco-ok" }, p)).flatMap((e, i) => (i ? [", ", e] : [e])) : h("b", { class: "bad" }, "none")),
     h("td", { "data-label": "other profiles" }, b.others.map((o) => `${o.profile} (${o.mismatches} elements differ)`).join(", ")),
     h("td", { "data-label": "record" }, h("code", { class: "fn" }, `conformance/harness/${b.record}`)));
