@@ -115,6 +115,25 @@ type Recipe struct {
 	Element   ElementRule
 	// FP4 is the E2M1 rounding profile of the element cast.
 	FP4 fp4.Profile
+
+	// The fields below reproduce a library run on a machine; their zero
+	// values are the reference behaviour above. A recipe with Arith set
+	// computes the tensor amax with infinities (a NaN propagating as
+	// TensorAmaxNaN and BlockAmaxNaN say), and every NaN with the
+	// machine's bits.
+	Arith Arith
+	// TensorAmaxNaN and BlockAmaxNaN are the bits of the NaN the library's
+	// amax reductions return for a tensor or block holding a NaN; 0 means
+	// the first NaN element with its sign cleared (abs, then a max that
+	// selects it).
+	TensorAmaxNaN, BlockAmaxNaN uint32
+	// Global is how the per-tensor value is divided out.
+	Global GlobalRule
+	// SixRcp computes b/6 as b·float32(1/6) (torch on CUDA dividing by a
+	// Python scalar).
+	SixRcp bool
+	// Cast is the element cast when the library writes its own.
+	Cast CastRule
 }
 
 // Canonical is the reference recipe of this package:
@@ -297,6 +316,9 @@ func Quantize(x []float32, rows, cols int, r Recipe) (Quantized, error) {
 	if err := checkShape(len(x), rows, cols); err != nil {
 		return Quantized{}, err
 	}
+	if r.Arith != CanonicalNaN {
+		return libQuantize(x, rows, cols, &r), nil
+	}
 	return QuantizeWithGlobal(x, rows, cols, GlobalFromAmax(TensorAmax(x), r), r)
 }
 
@@ -309,6 +331,9 @@ func QuantizeWithGlobal(x []float32, rows, cols int, global float32, r Recipe) (
 	}
 	if !(global >= 0 && global <= math.MaxFloat32) {
 		return Quantized{}, fmt.Errorf("nvfp4: per-tensor scale %v is not finite and >= 0", global)
+	}
+	if r.Arith != CanonicalNaN {
+		return Quantized{}, fmt.Errorf("nvfp4: recipe %s computes its own per-tensor value; it takes no given one", r.Name)
 	}
 	q := Quantized{
 		Rows:   rows,
