@@ -118,7 +118,7 @@ func (r *Recipe) castE2M1(q float32) uint8 {
 // includes infinities and propagates NaN as the library's reduction does,
 // and the element cast is the library's. Slow, and only as fast as it
 // needs to be.
-func libQuantize(x []float32, rows, cols int, r *Recipe) Quantized {
+func libQuantize(x []float32, rows, cols int, r *Recipe, in Input) Quantized {
 	a := r.arith()
 	amax := float32(0)
 	tensorNaN := false
@@ -130,7 +130,7 @@ func libQuantize(x []float32, rows, cols int, r *Recipe) Quantized {
 		amax = max(amax, float32(math.Abs(float64(v))))
 	}
 	if tensorNaN {
-		amax = a.reduceNaN(x, r.TensorAmaxNaN)
+		amax = r.tensorNaN(x, in)
 	}
 	var global float32
 	switch {
@@ -215,6 +215,26 @@ func libQuantize(x []float32, rows, cols int, r *Recipe) Quantized {
 
 func (r *Recipe) arith() arith { return arith(r.Arith) }
 
+// tensorNaN is the NaN the library's tensor amax returns for x holding a
+// NaN. A 16-bit tensor's whole-tensor max in torch returns, as measured
+// on every such task: on x86, bfloat16 0x7FC0 (c10's scalar
+// round_to_nearest_even makes every NaN 0x7FC0) and, for fp16, a value
+// that widens to 0x7FFFFFFF (ModelOpt's reduce_amax and TransformerEngine's
+// torch.max(torch.abs(x)) alike); on CUDA, 0x7FFF (nan16).
+func (r *Recipe) tensorNaN(x []float32, in Input) float32 {
+	a := r.arith()
+	v := a.reduceNaN(x, r.TensorAmaxNaN)
+	switch {
+	case in == InputF32:
+		return v
+	case r.Arith == X86 && in == InputBF16:
+		return math.Float32frombits(0x7FC00000)
+	case r.Arith == X86:
+		return math.Float32frombits(0x7FFFFFFF)
+	}
+	return a.nan16(v, in)
+}
+
 // arith carries out float32 operations with a machine's NaN bits.
 type arith Arith
 
@@ -277,7 +297,8 @@ func (a arith) reduceNaN(xs []float32, bits uint32) float32 {
 // not yet in Recipes (so not in the golden set or the op's choices): the
 // golden set is regenerated when they are registered.
 func LibraryRecipes() []Recipe {
-	return []Recipe{TorchAO016CPU, TorchAO016CUDA, TorchAO017CPU, TorchAO017CUDA, ModelOptCPU, ModelOptCUDA}
+	return []Recipe{TorchAO016CPU, TorchAO016CUDA, TorchAO017CPU, TorchAO017CUDA, ModelOptCPU, ModelOptCUDA,
+		CompressedTensorsCPU, CompressedTensorsCUDA, TE1x16CPU, TE1x16CUDA, TE16x16CPU, TE16x16CUDA}
 }
 
 // TorchAO017CPU is torchao's nvfp4_quantize from v0.17.0 (same outputs at
@@ -350,5 +371,75 @@ var ModelOptCUDA = func() Recipe {
 	r.Name = "modelopt-5a4242f-cuda"
 	r.Summary = "ModelOpt NVFP4QTensor.quantize on CUDA torch: as modelopt-5a4242f-cpu with /2688 done as a multiplication by its float32 reciprocal, NaN 0x7FFFFFFF"
 	r.Arith, r.BlockAmaxNaN, r.Global = CUDA, 0, GlobalMulRcp
+	return r
+}()
+
+// CompressedTensorsCPU is compressed-tensors' NVFP4 weight compression
+// (with llm-compressor's min-max observer) on the CPU; see ctQuantize.
+var CompressedTensorsCPU = Recipe{
+	Name:         "compressed-tensors-0.18-cpu",
+	Summary:      "compressed-tensors 0.18 NVFP4 on x86 torch: g = (1/amax)*2688 in the weight's dtype (NaN or Inf -> 1), block scale g*(b/6) clamped to 448, 0 -> 0.125, stored in the weight's dtype, data x/(s/g), -0 and NaN -> code 0",
+	Source:       "vllm-project/compressed-tensors: src/compressed_tensors/quantization/utils/helpers.py (generate_gparam, calculate_qparams), quantization/lifecycle/forward.py, compressors/nvfp4 @ ac8e2ba8 (0.18.0); llm-compressor observers/min_max.py",
+	PerTensor:    EncodeScale,
+	BlockAmax:    PropagateNaN,
+	ScaleCast:    fp8.NoSat,
+	FP4:          fp4.NVIDIA,
+	Arith:        X86,
+	BlockAmaxNaN: 0xFFFFFFFF,
+	Algorithm:    AlgoCompressedTensors,
+}
+
+// CompressedTensorsCUDA is CompressedTensorsCPU on CUDA.
+var CompressedTensorsCUDA = func() Recipe {
+	r := CompressedTensorsCPU
+	r.Name = "compressed-tensors-0.18-cuda"
+	r.Summary = "compressed-tensors 0.18 NVFP4 on CUDA torch: as compressed-tensors-0.18-cpu with /6 done as a multiplication by float32(1/6), NaN 0x7FFFFFFF"
+	r.Arith, r.BlockAmaxNaN, r.SixRcp = CUDA, 0, true
+	return r
+}()
+
+// TE1x16CPU is TransformerEngine's NVFP4QuantizerRef, 1x16 blocks, on the
+// CPU; see teQuantize.
+var TE1x16CPU = Recipe{
+	Name:          "te-d0067d0-1x16-cpu",
+	Summary:       "TransformerEngine NVFP4QuantizerRef 1x16 on x86 torch: stores amax; ge = 2688/amax (0 -> 1), block scale b*(ge*(1/6)), data x*(1/(s/ge)) with a zero scale encoding by FLT_MAX, interval-mask E2M1 (-0 and NaN -> 0)",
+	Source:        "NVIDIA/TransformerEngine: transformer_engine/pytorch/custom_recipes/reference_nvfp4.py @ d0067d0d (NVFP4QuantizerRef._quantize_blockwise_reference)",
+	PerTensor:     StoredAmax,
+	BlockAmax:     PropagateNaN,
+	ScaleCast:     fp8.NoSat,
+	FP4:           fp4.NVIDIA,
+	Arith:         X86,
+	BlockAmaxNaN:  0xFFFFFFFF,
+	TensorAmaxNaN: 0xFFFFFFFF,
+	Cast:          CastMasks,
+	Algorithm:     AlgoTransformerEngine,
+}
+
+// TE1x16CUDA is TE1x16CPU on CUDA.
+var TE1x16CUDA = func() Recipe {
+	r := TE1x16CPU
+	r.Name = "te-d0067d0-1x16-cuda"
+	r.Summary = "TransformerEngine NVFP4QuantizerRef 1x16 on CUDA torch: as te-d0067d0-1x16-cpu, NaN 0x7FFFFFFF"
+	// torch.max(torch.abs(x)) over the whole tensor returned 0x7FFFFFFF.
+	r.Arith, r.BlockAmaxNaN, r.TensorAmaxNaN = CUDA, 0, 0x7FFFFFFF
+	return r
+}()
+
+// TE16x16CPU is TE1x16CPU with one scale per 16x16 tile (TE's 2D weight
+// quantization).
+var TE16x16CPU = func() Recipe {
+	r := TE1x16CPU
+	r.Name = "te-d0067d0-16x16-cpu"
+	r.Summary = "TransformerEngine NVFP4QuantizerRef 16x16 on x86 torch: as te-d0067d0-1x16-cpu with the block amax over each 16x16 tile"
+	r.Tile16x16 = true
+	return r
+}()
+
+// TE16x16CUDA is TE16x16CPU on CUDA.
+var TE16x16CUDA = func() Recipe {
+	r := TE1x16CUDA
+	r.Name = "te-d0067d0-16x16-cuda"
+	r.Summary = "TransformerEngine NVFP4QuantizerRef 16x16 on CUDA torch: as te-d0067d0-1x16-cuda with the block amax over each 16x16 tile"
+	r.Tile16x16 = true
 	return r
 }()

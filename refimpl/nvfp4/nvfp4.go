@@ -45,6 +45,10 @@ const (
 	// DecodeScale stores p = amax/2688: dequantization multiplies by it
 	// (torchao per_tensor_scale, modelopt weights_scaling_factor_2).
 	DecodeScale
+	// StoredAmax stores the tensor amax A itself (TransformerEngine's
+	// global_amax): dequantization multiplies by float32(s *
+	// float32(1/float32(2688/A))).
+	StoredAmax
 )
 
 // AmaxRule says how NaN elements enter a block's amax.
@@ -134,7 +138,28 @@ type Recipe struct {
 	SixRcp bool
 	// Cast is the element cast when the library writes its own.
 	Cast CastRule
+	// Algorithm selects a library's whole computation where the fields
+	// above cannot describe it.
+	Algorithm Algorithm
+	// Tile16x16 shares each block scale over a 16x16 tile (16 rows of a
+	// 16-column block) instead of one row's 16 elements: TransformerEngine's
+	// 2D weight quantization. The scales are still written one per row
+	// and block.
+	Tile16x16 bool
 }
+
+// Algorithm is the computation a library recipe follows.
+type Algorithm uint8
+
+const (
+	// AlgoFields: the computation the recipe's fields describe.
+	AlgoFields Algorithm = iota
+	// AlgoCompressedTensors: compressed-tensors' NVFP4 path (ctQuantize).
+	AlgoCompressedTensors
+	// AlgoTransformerEngine: TransformerEngine's NVFP4QuantizerRef
+	// (teQuantize).
+	AlgoTransformerEngine
+)
 
 // Canonical is the reference recipe of this package:
 //
@@ -313,11 +338,24 @@ func GlobalFromAmax(amax float32, r Recipe) float32 {
 // Quantize quantizes a row-major [rows, cols] tensor under r, computing the
 // per-tensor value from TensorAmax(x).
 func Quantize(x []float32, rows, cols int, r Recipe) (Quantized, error) {
+	return QuantizeInput(x, rows, cols, r, InputF32)
+}
+
+// QuantizeInput is Quantize of a tensor whose dtype is in, given widened
+// exactly to float32 in x. Only library recipes (Arith set) read in: they
+// compute in the input's dtype where the library does.
+func QuantizeInput(x []float32, rows, cols int, r Recipe, in Input) (Quantized, error) {
 	if err := checkShape(len(x), rows, cols); err != nil {
 		return Quantized{}, err
 	}
 	if r.Arith != CanonicalNaN {
-		return libQuantize(x, rows, cols, &r), nil
+		switch r.Algorithm {
+		case AlgoCompressedTensors:
+			return ctQuantize(x, rows, cols, &r, in), nil
+		case AlgoTransformerEngine:
+			return teQuantize(x, rows, cols, &r, in), nil
+		}
+		return libQuantize(x, rows, cols, &r, in), nil
 	}
 	return QuantizeWithGlobal(x, rows, cols, GlobalFromAmax(TensorAmax(x), r), r)
 }
