@@ -1,6 +1,7 @@
 package nvfp4
 
 import (
+	"fmt"
 	"math"
 
 	"github.com/bitexact/bitexact/refimpl/fp4"
@@ -317,6 +318,7 @@ var TorchAO017CPU = Recipe{
 	Arith:         X86,
 	TensorAmaxNaN: 0xFFFFFFFF,
 	Cast:          CastTorchAO,
+	Dequant:       DequantPTimesS,
 }
 
 // TorchAO017CUDA is TorchAO017CPU on CUDA: the divisions by the Python
@@ -363,6 +365,7 @@ var ModelOptCPU = Recipe{
 	Arith:        X86,
 	BlockAmaxNaN: 0xFFFFFFFF,
 	Cast:         CastModelOpt,
+	Dequant:      DequantSTimesP,
 }
 
 // ModelOptCUDA is ModelOptCPU on CUDA.
@@ -387,6 +390,7 @@ var CompressedTensorsCPU = Recipe{
 	Arith:        X86,
 	BlockAmaxNaN: 0xFFFFFFFF,
 	Algorithm:    AlgoCompressedTensors,
+	Dequant:      DequantSDivG,
 }
 
 // CompressedTensorsCUDA is CompressedTensorsCPU on CUDA.
@@ -443,3 +447,73 @@ var TE16x16CUDA = func() Recipe {
 	r.Tile16x16 = true
 	return r
 }()
+
+// DequantRule is how a library expands NVFP4 to float32.
+type DequantRule uint8
+
+const (
+	// DequantReference: Dequantize(q, r.PerTensor), the reference rule.
+	DequantReference DequantRule = iota
+	// DequantPTimesS: y = e2m1(c) * float32(p * s) (torchao
+	// NVFP4Tensor.dequantize: per_tensor_scale * scale, then data * it).
+	DequantPTimesS
+	// DequantSTimesP: y = v(c) * float32(s * p), where code 8 decodes to +0
+	// (ModelOpt NVFP4QTensor.dequantize: e2m1_values[8] is 0).
+	DequantSTimesP
+	// DequantSDivG: y = e2m1(c) * float32(s / g) (compressed-tensors
+	// _dequantize: scale / global_scale, then x_q * it).
+	DequantSDivG
+	// DequantNone: the library has no NVFP4 dequantizer
+	// (TransformerEngine's reference quantizer says supports_dequantize
+	// False).
+	DequantNone
+)
+
+// Dequantizes reports whether the recipe's library has a dequantizer.
+func (r Recipe) Dequantizes() bool { return r.Dequant != DequantNone }
+
+// DequantizeRecipe expands q as the library of recipe r does, with its
+// machine's NaN bits (an E4M3 NaN scale decodes to sign|0x7FF00000, as
+// torch's c10 conversion does); for a reference recipe it is
+// Dequantize(q, r.PerTensor).
+func DequantizeRecipe(q Quantized, r Recipe) ([]float32, error) {
+	if r.Dequant == DequantNone {
+		return nil, fmt.Errorf("nvfp4: recipe %s: the library has no NVFP4 dequantizer", r.Name)
+	}
+	if r.Dequant == DequantReference {
+		return Dequantize(q, r.PerTensor)
+	}
+	if err := checkShape(q.Rows*q.Cols, q.Rows, q.Cols); err != nil {
+		return nil, err
+	}
+	n := q.Rows * q.Cols
+	if len(q.Packed) != n/2 || len(q.Scales) != n/BlockSize {
+		return nil, fmt.Errorf("nvfp4: packed %d and scales %d bytes do not fit [%d, %d]", len(q.Packed), len(q.Scales), q.Rows, q.Cols)
+	}
+	a := r.arith()
+	y := make([]float32, n)
+	for blk, sc := range q.Scales {
+		s := e4m3Values[sc]
+		if s != s {
+			s = math.Float32frombits(uint32(sc&0x80)<<24 | 0x7FF00000)
+		}
+		var d float32
+		switch r.Dequant {
+		case DequantPTimesS:
+			d = a.mul(q.Global, s)
+		case DequantSTimesP:
+			d = a.mul(s, q.Global)
+		case DequantSDivG:
+			d = a.div(s, q.Global)
+		}
+		for i := 0; i < BlockSize; i++ {
+			c := q.Packed[(blk*BlockSize+i)/2] >> (4 * (i % 2)) & 0xF
+			v := fp4.Decode(c)
+			if c == 8 && r.Dequant == DequantSTimesP {
+				v = 0
+			}
+			y[blk*BlockSize+i] = a.mul(v, d)
+		}
+	}
+	return y, nil
+}

@@ -146,6 +146,8 @@ type Recipe struct {
 	// 2D weight quantization. The scales are still written one per row
 	// and block.
 	Tile16x16 bool
+	// Dequant is how the library dequantizes (DequantizeRecipe).
+	Dequant DequantRule
 }
 
 // Algorithm is the computation a library recipe follows.
