@@ -17,6 +17,8 @@ const (
 	InputFP16
 )
 
+func (in Input) String() string { return [...]string{"fp32", "bf16", "fp16"}[in] }
+
 // round rounds v to the input dtype and widens it back (nearest-even,
 // overflow to infinity; a NaN as the machine converts it: see nan16).
 func (in Input) round(v float32, a arith) float32 {

@@ -294,9 +294,10 @@ func (a arith) reduceNaN(xs []float32, bits uint32) float32 {
 // (torch 2.11 on an x86-64 CPU or an NVIDIA GPU), measured by the harness
 // under conformance/harness/<library>/ and held to its records by go test.
 
-// LibraryRecipes lists the recipes recorded from library runs. They are
-// not yet in Recipes (so not in the golden set or the op's choices): the
-// golden set is regenerated when they are registered.
+// LibraryRecipes lists the recipes recorded from library runs, named
+// <library>-<version or commit>-<cpu|cuda>: a library's arithmetic is
+// pinned by its release or commit, and the machine decides NaN bits and
+// how torch divides by a Python scalar.
 func LibraryRecipes() []Recipe {
 	return []Recipe{TorchAO016CPU, TorchAO016CUDA, TorchAO017CPU, TorchAO017CUDA, ModelOptCPU, ModelOptCUDA,
 		CompressedTensorsCPU, CompressedTensorsCUDA, TE1x16CPU, TE1x16CUDA, TE16x16CPU, TE16x16CUDA}
@@ -319,6 +320,8 @@ var TorchAO017CPU = Recipe{
 	TensorAmaxNaN: 0xFFFFFFFF,
 	Cast:          CastTorchAO,
 	Dequant:       DequantPTimesS,
+	// nvfp4_quantize asserts its input is bfloat16 or float32.
+	RefusesFP16: true,
 }
 
 // TorchAO017CUDA is TorchAO017CPU on CUDA: the divisions by the Python
@@ -417,6 +420,7 @@ var TE1x16CPU = Recipe{
 	TensorAmaxNaN: 0xFFFFFFFF,
 	Cast:          CastMasks,
 	Algorithm:     AlgoTransformerEngine,
+	Dequant:       DequantNone,
 }
 
 // TE1x16CUDA is TE1x16CPU on CUDA.

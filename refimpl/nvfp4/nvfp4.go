@@ -148,7 +148,12 @@ type Recipe struct {
 	Tile16x16 bool
 	// Dequant is how the library dequantizes (DequantizeRecipe).
 	Dequant DequantRule
+	// RefusesFP16 marks a library that does not quantize fp16 input.
+	RefusesFP16 bool
 }
+
+// Accepts reports whether the recipe's library quantizes input of dtype in.
+func (r Recipe) Accepts(in Input) bool { return !(in == InputFP16 && r.RefusesFP16) }
 
 // Algorithm is the computation a library recipe follows.
 type Algorithm uint8
@@ -190,13 +195,15 @@ var Canonical = Recipe{
 	FP4:        fp4.NVIDIA,
 }
 
-// VLLMLike follows vLLM csrc/quantization/fp4/nvfp4_utils.cuh
-// cvt_warp_fp16_to_fp4 with correctly rounded reciprocals in place of
-// rcp.approx.ftz.f32; it therefore models vLLM exactly only where the
-// approximate reciprocal happens to be correctly rounded.
-var VLLMLike = Recipe{
-	Name:       "vllm-like",
-	Summary:    "vLLM nvfp4_utils.cuh with exact reciprocals for rcp.approx: multiplies by reciprocals where canonical divides",
+// VLLMModel is a model, not a record: vLLM
+// csrc/quantization/fp4/nvfp4_utils.cuh cvt_warp_fp16_to_fp4's order of
+// operations with correctly rounded reciprocals in place of
+// rcp.approx.ftz.f32, so it agrees with vLLM's kernel only where the
+// approximate reciprocal happens to be correctly rounded. Its name says
+// so: no vLLM run backs it.
+var VLLMModel = Recipe{
+	Name:       "vllm-model-exact-rcp",
+	Summary:    "a model of vLLM's nvfp4_utils.cuh order with exact reciprocals for rcp.approx (not a record of vLLM): multiplies by reciprocals where canonical divides",
 	Source:     "vllm-project/vllm: csrc/quantization/fp4/nvfp4_utils.cuh (rcp.approx replaced by exact 1/x)",
 	PerTensor:  EncodeScale,
 	BlockAmax:  IgnoreNaN,
@@ -206,56 +213,10 @@ var VLLMLike = Recipe{
 	FP4:        fp4.NVIDIA,
 }
 
-// TorchAO017 follows torchao prototype/mx_formats nvfp4_tensor.py
-// nvfp4_quantize from v0.17: block scale clamp((b/6)/p, 2^-6, 448) cast to
-// float8_e4m3fn, data x * ((1/p)/s), E2M1 by _f32_to_floatx_unpacked.
-var TorchAO017 = Recipe{
-	Name:       "torchao-0.17",
-	Summary:    "torchao nvfp4_quantize v0.17+: p = amax/2688 stored, block scale (b/6)/p clamped to [2^-6, 448], data x*((1/p)/s), NaN propagates",
-	Source:     "pytorch/ao: torchao/prototype/mx_formats/nvfp4_tensor.py (v0.17+)",
-	PerTensor:  DecodeScale,
-	BlockAmax:  PropagateNaN,
-	BlockScale: DivSixDivPerTensor,
-	ScaleMin:   0x1p-6,
-	ScaleCast:  fp8.Satfinite,
-	Element:    MulRcpPerTensorDivScale,
-	FP4:        fp4.NVIDIA,
-}
-
-// TorchAO016 is TorchAO017 with the data scaled as x / (p*s) (v0.16 and
-// earlier).
-var TorchAO016 = Recipe{
-	Name:       "torchao-0.16",
-	Summary:    "torchao nvfp4_quantize up to v0.16: as torchao-0.17 with the data scaled as x/(p*s)",
-	Source:     "pytorch/ao: torchao/prototype/mx_formats/nvfp4_tensor.py (<= v0.16)",
-	PerTensor:  DecodeScale,
-	BlockAmax:  PropagateNaN,
-	BlockScale: DivSixDivPerTensor,
-	ScaleMin:   0x1p-6,
-	ScaleCast:  fp8.Satfinite,
-	Element:    DivPerTensorTimesScale,
-	FP4:        fp4.NVIDIA,
-}
-
-// ModelOpt follows NVIDIA TensorRT-Model-Optimizer NVFP4QTensor: p =
-// amax/2688, block scale b/(6*p) with 0 replaced by 1 then cast to
-// float8_e4m3fn (torch cast, no saturation), data x / (s*p).
-var ModelOpt = Recipe{
-	Name:         "modelopt",
-	Summary:      "TensorRT Model Optimizer NVFP4QTensor: block scale b/(6*p), 0 -> 1, E4M3 cast without saturation, data x/(s*p)",
-	Source:       "NVIDIA/TensorRT-Model-Optimizer: modelopt/torch/quantization/qtensor/nvfp4_tensor.py",
-	PerTensor:    DecodeScale,
-	BlockAmax:    PropagateNaN,
-	BlockScale:   DivSixTimesPerTensor,
-	ZeroScaleOne: true,
-	ScaleCast:    fp8.NoSat,
-	Element:      DivPerTensorTimesScale,
-	FP4:          fp4.NVIDIA,
-}
-
-// Recipes lists the named recipes.
+// Recipes lists the named recipes: the reference ones, then those
+// recorded from library runs (LibraryRecipes).
 func Recipes() []Recipe {
-	return []Recipe{Canonical, VLLMLike, TorchAO017, TorchAO016, ModelOpt}
+	return append([]Recipe{Canonical, VLLMModel}, LibraryRecipes()...)
 }
 
 // LookupRecipe finds a named recipe.
@@ -349,6 +310,9 @@ func Quantize(x []float32, rows, cols int, r Recipe) (Quantized, error) {
 func QuantizeInput(x []float32, rows, cols int, r Recipe, in Input) (Quantized, error) {
 	if err := checkShape(len(x), rows, cols); err != nil {
 		return Quantized{}, err
+	}
+	if !r.Accepts(in) {
+		return Quantized{}, fmt.Errorf("nvfp4: recipe %s: the library does not quantize %s input", r.Name, in)
 	}
 	if r.Arith != CanonicalNaN {
 		switch r.Algorithm {

@@ -102,7 +102,7 @@ func TestHalfInputs(t *testing.T) {
 			op string
 			p  Params
 		}{
-			{"nvfp4.quantize", Params{"recipe": "modelopt"}},
+			{"nvfp4.quantize", Params{"recipe": "modelopt-5a4242f-cpu"}},
 			{"nvfp4.quantize", Params{"swizzle": "1"}},
 			{"mxfp4.quantize", Params{"mode": "even", "profile": "cutlass"}},
 		} {
