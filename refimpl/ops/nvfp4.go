@@ -3,6 +3,7 @@ package ops
 import (
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/bitexact/bitexact/refimpl/fp4"
 	"github.com/bitexact/bitexact/refimpl/nvfp4"
@@ -14,7 +15,7 @@ func init() {
 		Name: "nvfp4.quantize",
 		Doc:  "NVFP4 quantization of x [M,K] (K%16==0; F32, or F16/BF16 with parameter input, widened exactly to float32 first) under a named recipe: E2M1 pairs, E4M3 scales per 16, fp32 per-tensor scale",
 		Params: map[string]string{
-			"recipe":  "canonical (default) or another of nvfp4.Recipes: the reference model vllm-model-exact-rcp, or a library recorded on a machine (<library>-<version|commit>-<cpu|cuda>)",
+			"recipe":  "canonical (default); the reference model vllm-model-exact-rcp; or a library recorded on a machine (<library>-<version|commit>-<cpu|cuda>): " + recipeNames(false),
 			"swizzle": "0 (default): scales [M,K/16] row-major; 1: scales in the 128x4 layout, flattened",
 			"global":  "per-tensor value as a float (decimal or hex, rounded to float32); default: computed from the tensor amax",
 			"input":   inputParam,
@@ -29,7 +30,7 @@ func init() {
 		Name: "nvfp4.dequantize",
 		Doc:  "NVFP4 to float32: e2m1(c) * float32(s/g) (encode-scale recipes) or float32(s*p) (decode-scale recipes)",
 		Params: map[string]string{
-			"recipe":  "the recipe that produced the tensor (selects g or p, and for a library recipe that library's dequantization on its machine): canonical (default) or another of nvfp4.Recipes with a dequantizer",
+			"recipe":  "the recipe that produced the tensor (selects g or p, and for a library recipe that library's dequantization on its machine): canonical (default), " + recipeNames(true),
 			"swizzle": "0 (default) or 1: layout of the scales input",
 		},
 		Defaults: Params{"recipe": nvfp4.Canonical.Name, "swizzle": "0"},
@@ -137,6 +138,18 @@ func NVFP4Quantize(r nvfp4.Recipe, p Params, in Tensors) (Tensors, error) {
 	packed := tensor.FromU8([]int{m, k / 2}, q.Packed)
 	packed.Logical = "e2m1x2"
 	return Tensors{"packed": packed, "scales": scales, "global": tensor.FromF32([]int{1}, []float32{q.Global})}, nil
+}
+
+// recipeNames lists the recipes other than canonical, comma-separated;
+// dequant keeps those whose library dequantizes.
+func recipeNames(dequant bool) string {
+	var names []string
+	for _, r := range nvfp4.Recipes() {
+		if r.Name != nvfp4.Canonical.Name && (!dequant || r.Dequantizes()) {
+			names = append(names, r.Name)
+		}
+	}
+	return strings.Join(names, ", ")
 }
 
 // nvfp4Input is the dtype the parameter input names (widenInput has
