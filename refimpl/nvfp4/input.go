@@ -11,12 +11,14 @@ import (
 // compute in the input's own dtype, as the library does.
 type Input uint8
 
+// The input dtypes: float32, bfloat16, IEEE binary16.
 const (
 	InputF32 Input = iota
 	InputBF16
 	InputFP16
 )
 
+// String is the dtype's name as parameter input spells it.
 func (in Input) String() string { return [...]string{"fp32", "bf16", "fp16"}[in] }
 
 // round rounds v to the input dtype and widens it back (nearest-even,
