@@ -8,7 +8,7 @@ const SchemaVersion = 1
 // seeds. It changes whenever a case is added, removed or altered; a change
 // of expected outputs with the same catalog shows up in the file digests
 // and the generator digest instead.
-const SuiteVersion = "2026.11-3"
+const SuiteVersion = "2026.12-1"
 
 // ManifestFile is the manifest's name inside a golden set directory.
 const ManifestFile = "manifest.json"

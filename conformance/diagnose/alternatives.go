@@ -510,7 +510,12 @@ func nvfp4Alternatives(against string) []Alternative {
 	}
 	// Two changes the recipe cannot express as data, computed by
 	// nvfp4Steps: a block-scale cast that truncates, and the element
-	// division x/d done as x*(1/d).
+	// division x/d done as x*(1/d). nvfp4Steps writes out the reference
+	// recipes only: a library recipe (machine NaN bits, the library's own
+	// casts) gets the data alternatives above.
+	if base.Arith != nvfp4.CanonicalNaN {
+		return addZeroPositive(alts, base, add)
+	}
 	alts = append(alts,
 		Alternative{Class: "scale-cast:rz", Doc: "E4M3 block-scale cast rounding toward zero (truncating) instead of to nearest even; overflow to 448",
 			Compute: func(s *suite.Suite, t Task) (ops.Tensors, bool, error) { return nvfp4Steps(t, base, true, false) }})
@@ -527,10 +532,15 @@ func nvfp4Alternatives(against string) []Alternative {
 				})
 			}})
 	}
+	return addZeroPositive(alts, base, add)
+}
+
+// addZeroPositive adds the alternative that never writes the -0 code.
+func addZeroPositive(alts []Alternative, base nvfp4.Recipe, add func(class, doc string, r nvfp4.Recipe)) []Alternative {
 	zp := base.FP4
 	zp.Name += "-zero-positive"
 	zp.Zero = fp4.ZeroPositive
-	r = base
+	r := base
 	r.FP4 = zp
 	add("negative-zero-cleared", "E2M1 elements of magnitude zero always +0 (the -0 code never produced)", r)
 	return alts

@@ -424,6 +424,9 @@ func TestNVFP4Steps(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			if r.Arith != nvfp4.CanonicalNaN {
+				continue // nvfp4Steps writes out the reference recipes only
+			}
 			got, ok, err := nvfp4Steps(Task{Params: params, Inputs: tk.Inputs}, r, false, false)
 			if err != nil || !ok {
 				t.Fatalf("%s/%s: ok=%v err=%v", tk.Task.Name, p, ok, err)

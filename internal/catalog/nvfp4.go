@@ -14,7 +14,7 @@ import (
 // was built for when the tensor's amax is pinned too: each set below is
 // its own tensor whose first element fixes the tensor amax (and so g),
 // and every other block is built against that g. Without these sets the
-// mutant catalog found that canonical and vllm-like NVFP4 agreed on the
+// mutant catalog found that canonical and vllm-model-exact-rcp NVFP4 agreed on the
 // whole golden set (docs/rationale/certify.md, "Findings from the mutant
 // catalog"): blocks.edge shares a tensor with a MaxFloat32 row and
 // matrix.f32 spans 2^-10..2^10, so the small blocks quantize to 0.

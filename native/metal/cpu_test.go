@@ -134,7 +134,7 @@ func TestKernelFor(t *testing.T) {
 		{"fp8.encode", ops.Params{"format": "e4m3", "profile": "satfinite"}, "e4m3_satfinite"},
 		{"fp8.encode", ops.Params{"format": "e5m2", "profile": "satfinite"}, ""},
 		{"nvfp4.quantize", ops.Params{"recipe": "canonical", "swizzle": "1"}, "nvfp4_quantize"},
-		{"nvfp4.quantize", ops.Params{"recipe": "vllm-like"}, ""},
+		{"nvfp4.quantize", ops.Params{"recipe": "vllm-model-exact-rcp"}, ""},
 		{"mxfp4.quantize", ops.Params{"mode": "rceil", "profile": "nvidia"}, "mxfp4_quantize"},
 		{"mxfp4.quantize", ops.Params{"mode": "floor", "profile": "ml_dtypes"}, ""},
 		{"awq.pack", ops.Params{"layout": "awq"}, "awq_pack"},

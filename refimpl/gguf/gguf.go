@@ -184,7 +184,7 @@ type Profile struct {
 }
 
 // The profiles, each a measured build of ggml d99724f (records in
-// conformance/harness/ggml-gguf/records).
+// conformance/harness/ggml-gguf/corpus-records).
 var (
 	// NoFMA is the x86-64 baseline build, gcc -O3 -ffp-contract=off (the
 	// baseline target has no FMA either way).

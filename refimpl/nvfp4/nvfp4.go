@@ -46,6 +46,10 @@ const (
 	// DecodeScale stores p = amax/2688: dequantization multiplies by it
 	// (torchao per_tensor_scale, modelopt weights_scaling_factor_2).
 	DecodeScale
+	// StoredAmax stores the tensor amax A itself (TransformerEngine's
+	// global_amax): dequantization multiplies by float32(s *
+	// float32(1/float32(2688/A))).
+	StoredAmax
 )
 
 // AmaxRule says how NaN elements enter a block's amax.
@@ -116,7 +120,54 @@ type Recipe struct {
 	Element   ElementRule
 	// FP4 is the E2M1 rounding profile of the element cast.
 	FP4 fp4.Profile
+
+	// The fields below reproduce a library run on a machine; their zero
+	// values are the reference behaviour above. A recipe with Arith set
+	// computes the tensor amax with infinities (a NaN propagating as
+	// TensorAmaxNaN and BlockAmaxNaN say), and every NaN with the
+	// machine's bits.
+	Arith Arith
+	// TensorAmaxNaN and BlockAmaxNaN are the bits of the NaN the library's
+	// amax reductions return for a tensor or block holding a NaN; 0 means
+	// the first NaN element with its sign cleared (abs, then a max that
+	// selects it).
+	TensorAmaxNaN, BlockAmaxNaN uint32
+	// Global is how the per-tensor value is divided out.
+	Global GlobalRule
+	// SixRcp computes b/6 as b·float32(1/6) (torch on CUDA dividing by a
+	// Python scalar).
+	SixRcp bool
+	// Cast is the element cast when the library writes its own.
+	Cast CastRule
+	// Algorithm selects a library's whole computation where the fields
+	// above cannot describe it.
+	Algorithm Algorithm
+	// Tile16x16 shares each block scale over a 16x16 tile (16 rows of a
+	// 16-column block) instead of one row's 16 elements: TransformerEngine's
+	// 2D weight quantization. The scales are still written one per row
+	// and block.
+	Tile16x16 bool
+	// Dequant is how the library dequantizes (DequantizeRecipe).
+	Dequant DequantRule
+	// RefusesFP16 marks a library that does not quantize fp16 input.
+	RefusesFP16 bool
 }
+
+// Accepts reports whether the recipe's library quantizes input of dtype in.
+func (r Recipe) Accepts(in Input) bool { return !(in == InputFP16 && r.RefusesFP16) }
+
+// Algorithm is the computation a library recipe follows.
+type Algorithm uint8
+
+const (
+	// AlgoFields: the computation the recipe's fields describe.
+	AlgoFields Algorithm = iota
+	// AlgoCompressedTensors: compressed-tensors' NVFP4 path (ctQuantize).
+	AlgoCompressedTensors
+	// AlgoTransformerEngine: TransformerEngine's NVFP4QuantizerRef
+	// (teQuantize).
+	AlgoTransformerEngine
+)
 
 // Canonical is the reference recipe of this package:
 //
@@ -145,13 +196,15 @@ var Canonical = Recipe{
 	FP4:        fp4.NVIDIA,
 }
 
-// VLLMLike follows vLLM csrc/quantization/fp4/nvfp4_utils.cuh
-// cvt_warp_fp16_to_fp4 with correctly rounded reciprocals in place of
-// rcp.approx.ftz.f32; it therefore models vLLM exactly only where the
-// approximate reciprocal happens to be correctly rounded.
-var VLLMLike = Recipe{
-	Name:       "vllm-like",
-	Summary:    "vLLM nvfp4_utils.cuh with exact reciprocals for rcp.approx: multiplies by reciprocals where canonical divides",
+// VLLMModel is a model, not a record: vLLM
+// csrc/quantization/fp4/nvfp4_utils.cuh cvt_warp_fp16_to_fp4's order of
+// operations with correctly rounded reciprocals in place of
+// rcp.approx.ftz.f32, so it agrees with vLLM's kernel only where the
+// approximate reciprocal happens to be correctly rounded. Its name says
+// so: no vLLM run backs it.
+var VLLMModel = Recipe{
+	Name:       "vllm-model-exact-rcp",
+	Summary:    "a model of vLLM's nvfp4_utils.cuh order with exact reciprocals for rcp.approx (not a record of vLLM): multiplies by reciprocals where canonical divides",
 	Source:     "vllm-project/vllm: csrc/quantization/fp4/nvfp4_utils.cuh (rcp.approx replaced by exact 1/x)",
 	PerTensor:  EncodeScale,
 	BlockAmax:  IgnoreNaN,
@@ -161,56 +214,10 @@ var VLLMLike = Recipe{
 	FP4:        fp4.NVIDIA,
 }
 
-// TorchAO017 follows torchao prototype/mx_formats nvfp4_tensor.py
-// nvfp4_quantize from v0.17: block scale clamp((b/6)/p, 2^-6, 448) cast to
-// float8_e4m3fn, data x * ((1/p)/s), E2M1 by _f32_to_floatx_unpacked.
-var TorchAO017 = Recipe{
-	Name:       "torchao-0.17",
-	Summary:    "torchao nvfp4_quantize v0.17+: p = amax/2688 stored, block scale (b/6)/p clamped to [2^-6, 448], data x*((1/p)/s), NaN propagates",
-	Source:     "pytorch/ao: torchao/prototype/mx_formats/nvfp4_tensor.py (v0.17+)",
-	PerTensor:  DecodeScale,
-	BlockAmax:  PropagateNaN,
-	BlockScale: DivSixDivPerTensor,
-	ScaleMin:   0x1p-6,
-	ScaleCast:  fp8.Satfinite,
-	Element:    MulRcpPerTensorDivScale,
-	FP4:        fp4.NVIDIA,
-}
-
-// TorchAO016 is TorchAO017 with the data scaled as x / (p*s) (v0.16 and
-// earlier).
-var TorchAO016 = Recipe{
-	Name:       "torchao-0.16",
-	Summary:    "torchao nvfp4_quantize up to v0.16: as torchao-0.17 with the data scaled as x/(p*s)",
-	Source:     "pytorch/ao: torchao/prototype/mx_formats/nvfp4_tensor.py (<= v0.16)",
-	PerTensor:  DecodeScale,
-	BlockAmax:  PropagateNaN,
-	BlockScale: DivSixDivPerTensor,
-	ScaleMin:   0x1p-6,
-	ScaleCast:  fp8.Satfinite,
-	Element:    DivPerTensorTimesScale,
-	FP4:        fp4.NVIDIA,
-}
-
-// ModelOpt follows NVIDIA TensorRT-Model-Optimizer NVFP4QTensor: p =
-// amax/2688, block scale b/(6*p) with 0 replaced by 1 then cast to
-// float8_e4m3fn (torch cast, no saturation), data x / (s*p).
-var ModelOpt = Recipe{
-	Name:         "modelopt",
-	Summary:      "TensorRT Model Optimizer NVFP4QTensor: block scale b/(6*p), 0 -> 1, E4M3 cast without saturation, data x/(s*p)",
-	Source:       "NVIDIA/TensorRT-Model-Optimizer: modelopt/torch/quantization/qtensor/nvfp4_tensor.py",
-	PerTensor:    DecodeScale,
-	BlockAmax:    PropagateNaN,
-	BlockScale:   DivSixTimesPerTensor,
-	ZeroScaleOne: true,
-	ScaleCast:    fp8.NoSat,
-	Element:      DivPerTensorTimesScale,
-	FP4:          fp4.NVIDIA,
-}
-
-// Recipes lists the named recipes.
+// Recipes lists the named recipes: the reference ones, then those
+// recorded from library runs (LibraryRecipes).
 func Recipes() []Recipe {
-	return []Recipe{Canonical, VLLMLike, TorchAO017, TorchAO016, ModelOpt}
+	return append([]Recipe{Canonical, VLLMModel}, LibraryRecipes()...)
 }
 
 // LookupRecipe finds a named recipe.
@@ -295,8 +302,27 @@ func GlobalFromAmax(amax float32, r Recipe) float32 {
 // Quantize quantizes a row-major [rows, cols] tensor under r, computing the
 // per-tensor value from TensorAmax(x).
 func Quantize(x []float32, rows, cols int, r Recipe) (Quantized, error) {
+	return QuantizeInput(x, rows, cols, r, InputF32)
+}
+
+// QuantizeInput is Quantize of a tensor whose dtype is in, given widened
+// exactly to float32 in x. Only library recipes (Arith set) read in: they
+// compute in the input's dtype where the library does.
+func QuantizeInput(x []float32, rows, cols int, r Recipe, in Input) (Quantized, error) {
 	if err := checkShape(len(x), rows, cols); err != nil {
 		return Quantized{}, err
+	}
+	if !r.Accepts(in) {
+		return Quantized{}, fmt.Errorf("nvfp4: recipe %s: the library does not quantize %s input", r.Name, in)
+	}
+	if r.Arith != CanonicalNaN {
+		switch r.Algorithm {
+		case AlgoCompressedTensors:
+			return ctQuantize(x, rows, cols, &r, in), nil
+		case AlgoTransformerEngine:
+			return teQuantize(x, rows, cols, &r, in), nil
+		}
+		return libQuantize(x, rows, cols, &r, in), nil
 	}
 	return QuantizeWithGlobal(x, rows, cols, GlobalFromAmax(TensorAmax(x), r), r)
 }
@@ -310,6 +336,9 @@ func QuantizeWithGlobal(x []float32, rows, cols int, global float32, r Recipe) (
 	}
 	if !(global >= 0 && global <= math.MaxFloat32) {
 		return Quantized{}, fmt.Errorf("nvfp4: per-tensor scale %v is not finite and >= 0", global)
+	}
+	if r.Arith != CanonicalNaN {
+		return Quantized{}, fmt.Errorf("nvfp4: recipe %s computes its own per-tensor value; it takes no given one", r.Name)
 	}
 	q := Quantized{
 		Rows:   rows,

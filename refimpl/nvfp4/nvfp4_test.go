@@ -36,8 +36,8 @@ func TestGlobalFromAmax(t *testing.T) {
 		{"amax 3 gives 896", 3, Canonical, 896, "2688/3 exact"},
 		{"amax 0 saturates", 0, Canonical, math.MaxFloat32, "2688/0 = +Inf, saturated (blocks.md)"},
 		{"tiny amax saturates", f32(1), Canonical, math.MaxFloat32, "2688/2^-149 overflows"},
-		{"decode scale amax 2688", 2688, TorchAO017, 1, "2688/2688"},
-		{"decode scale amax 0", 0, ModelOpt, 0, "0/2688"},
+		{"decode scale amax 2688", 2688, TorchAO017CPU, 1, "2688/2688"},
+		{"decode scale amax 0", 0, ModelOptCPU, 0, "0/2688"},
 	}
 	for _, c := range cases {
 		if got := GlobalFromAmax(c.amax, c.r); got != c.want {
@@ -130,7 +130,7 @@ func TestRecipesDiffer(t *testing.T) {
 	for _, c := range []struct {
 		r    Recipe
 		code uint8
-	}{{Canonical, 3}, {VLLMLike, 2}} {
+	}{{Canonical, 3}, {VLLMModel, 2}} {
 		q, err := QuantizeWithGlobal(x, 1, BlockSize, g, c.r)
 		if err != nil {
 			t.Fatal(err)
@@ -144,29 +144,29 @@ func TestRecipesDiffer(t *testing.T) {
 	}
 }
 
-// TestDecodeScaleRecipes pins torchao's clamp and modelopt's zero rule.
+// TestDecodeScaleRecipes pins torchao's clamp and ModelOpt's zero rule on
+// a zero block beside one of amax 2688 (so p = 1).
 func TestDecodeScaleRecipes(t *testing.T) {
+	x := append(block(2688), block()...)
 	cases := []struct {
 		name  string
 		r     Recipe
-		x     []float32
-		p     float32
 		scale uint8
 		src   string
 	}{
-		{"torchao clamps a zero block to 2^-6", TorchAO017, block(), 1, 0x08,
-			"clamp(0, 2^-6, 448) -> E4M3 2^-6 = 0x08 (torchao E4M3_EPS)"},
-		{"torchao clamps to 448", TorchAO016, block(6000), 1, 0x7E, "clamp(1000, .., 448)"},
-		{"modelopt replaces zero by one", ModelOpt, block(), 1, 0x38, "t=0 -> 1.0 -> 0x38"},
-		{"modelopt no saturation", ModelOpt, block(6000), 1, 0x7F, "t=1000 -> torch e4m3fn cast -> NaN 0x7F"},
+		{"torchao clamps a zero block to 2^-6", TorchAO017CPU, 0x08, "clamp(0, 2^-6, 448) -> E4M3 2^-6 = 0x08 (torchao E4M3_EPS)"},
+		{"torchao 0.16 clamps alike", TorchAO016CUDA, 0x08, "clamp(0, 2^-6, 448)"},
+		{"modelopt replaces zero by one", ModelOptCPU, 0x38, "t=0 -> 1.0 -> 0x38"},
+		{"compressed-tensors replaces zero by 0.125", CompressedTensorsCPU, 0x20, "t=0 -> 0.125 (_get_dtype_eps) -> 0x20"},
+		{"TransformerEngine keeps a zero scale", TE1x16CPU, 0x00, "t=0 -> E4M3 0; its elements encode by FLT_MAX"},
 	}
 	for _, c := range cases {
-		q, err := QuantizeWithGlobal(c.x, 1, BlockSize, c.p, c.r)
+		q, err := Quantize(x, 1, 2*BlockSize, c.r)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if q.Scales[0] != c.scale {
-			t.Errorf("%s: scale %#02x, want %#02x (%s)", c.name, q.Scales[0], c.scale, c.src)
+		if q.Scales[1] != c.scale {
+			t.Errorf("%s: scale %#02x, want %#02x (%s)", c.name, q.Scales[1], c.scale, c.src)
 		}
 	}
 }
@@ -176,7 +176,7 @@ func TestDequantizeRoundTrip(t *testing.T) {
 	// exactly: values are on the grid, so quantization is exact.
 	x := block(12, 1, 2, 3, 4, 6, 8, -12, -1, 0, -3, -8, 0.5*2, 1.5*2, 2.5, 5)
 	want := block(12, 1, 2, 3, 4, 6, 8, -12, -1, 0, -3, -8, 1, 3, 2, 4)
-	for _, r := range Recipes() {
+	for _, r := range []Recipe{Canonical, VLLMModel} {
 		q, err := QuantizeWithGlobal(x, 1, BlockSize, 1, r)
 		if err != nil {
 			t.Fatal(err)

@@ -54,7 +54,7 @@ func TestNVFP4Ops(t *testing.T) {
 	if err != nil || !y1["y"].Equal(y2["y"]) {
 		t.Fatalf("dequantize swizzled: %v", err)
 	}
-	g, err := Run("nvfp4.quantize", Params{"global": "0x1p0", "recipe": "vllm-like"}, Tensors{"x": x})
+	g, err := Run("nvfp4.quantize", Params{"global": "0x1p0", "recipe": "vllm-model-exact-rcp"}, Tensors{"x": x})
 	if err != nil || g["global"].F32()[0] != 1 {
 		t.Fatalf("explicit global: %v", err)
 	}

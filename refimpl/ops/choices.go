@@ -96,6 +96,17 @@ func recipeChoices() []Choice {
 	return choices(nvfp4.Recipes(), func(r nvfp4.Recipe) Choice { return Choice{r.Name, r.Summary, r.Source} })
 }
 
+// dequantRecipeChoices are the recipes whose library dequantizes.
+func dequantRecipeChoices() []Choice {
+	var rs []nvfp4.Recipe
+	for _, r := range nvfp4.Recipes() {
+		if r.Dequantizes() {
+			rs = append(rs, r)
+		}
+	}
+	return choices(rs, func(r nvfp4.Recipe) Choice { return Choice{r.Name, r.Summary, r.Source} })
+}
+
 func tieChoices() []Choice {
 	return choices(sparse24.TieRules(), func(r sparse24.TieRule) Choice { return Choice{r.Name, r.Summary, r.Source} })
 }

@@ -3,8 +3,10 @@ package ops
 import (
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/bitexact/bitexact/refimpl/fp4"
+	"github.com/bitexact/bitexact/refimpl/nanconv"
 	"github.com/bitexact/bitexact/refimpl/nvfp4"
 	"github.com/bitexact/bitexact/refimpl/tensor"
 )
@@ -14,7 +16,7 @@ func init() {
 		Name: "nvfp4.quantize",
 		Doc:  "NVFP4 quantization of x [M,K] (K%16==0; F32, or F16/BF16 with parameter input, widened exactly to float32 first) under a named recipe: E2M1 pairs, E4M3 scales per 16, fp32 per-tensor scale",
 		Params: map[string]string{
-			"recipe":  "canonical (default), vllm-like, torchao-0.17, torchao-0.16, modelopt",
+			"recipe":  "canonical (default); the reference model vllm-model-exact-rcp; or a library recorded on a machine (<library>-<version|commit>-<cpu|cuda>): " + recipeNames(false),
 			"swizzle": "0 (default): scales [M,K/16] row-major; 1: scales in the 128x4 layout, flattened",
 			"global":  "per-tensor value as a float (decimal or hex, rounded to float32); default: computed from the tensor amax",
 			"input":   inputParam,
@@ -29,11 +31,11 @@ func init() {
 		Name: "nvfp4.dequantize",
 		Doc:  "NVFP4 to float32: e2m1(c) * float32(s/g) (encode-scale recipes) or float32(s*p) (decode-scale recipes)",
 		Params: map[string]string{
-			"recipe":  "the recipe that produced the tensor (selects g or p): canonical (default), vllm-like, torchao-0.17, torchao-0.16, modelopt",
+			"recipe":  "the recipe that produced the tensor (selects g or p, and for a library recipe that library's dequantization on its machine): canonical (default), " + recipeNames(true),
 			"swizzle": "0 (default) or 1: layout of the scales input",
 		},
 		Defaults: Params{"recipe": nvfp4.Canonical.Name, "swizzle": "0"},
-		Choices:  map[string][]Choice{"recipe": recipeChoices()},
+		Choices:  map[string][]Choice{"recipe": dequantRecipeChoices()},
 		Inputs:   []string{"packed", "scales", "global"},
 		Outputs:  []string{"y"},
 		Run:      runNVFP4Dequantize,
@@ -120,7 +122,7 @@ func NVFP4Quantize(r nvfp4.Recipe, p Params, in Tensors) (Tensors, error) {
 		}
 		q, err = nvfp4.QuantizeWithGlobal(x.F32(), m, k, float32(f), r)
 	} else {
-		q, err = nvfp4.Quantize(x.F32(), m, k, r)
+		q, err = nvfp4.QuantizeInput(x.F32(), m, k, r, nvfp4Input(p))
 	}
 	if err != nil {
 		return nil, err
@@ -137,6 +139,30 @@ func NVFP4Quantize(r nvfp4.Recipe, p Params, in Tensors) (Tensors, error) {
 	packed := tensor.FromU8([]int{m, k / 2}, q.Packed)
 	packed.Logical = "e2m1x2"
 	return Tensors{"packed": packed, "scales": scales, "global": tensor.FromF32([]int{1}, []float32{q.Global})}, nil
+}
+
+// recipeNames lists the recipes other than canonical, comma-separated;
+// dequant keeps those whose library dequantizes.
+func recipeNames(dequant bool) string {
+	var names []string
+	for _, r := range nvfp4.Recipes() {
+		if r.Name != nvfp4.Canonical.Name && (!dequant || r.Dequantizes()) {
+			names = append(names, r.Name)
+		}
+	}
+	return strings.Join(names, ", ")
+}
+
+// nvfp4Input is the dtype the parameter input names (widenInput has
+// checked it).
+func nvfp4Input(p Params) nvfp4.Input {
+	switch p.Get("input", "fp32") {
+	case "bf16":
+		return nvfp4.InputBF16
+	case "fp16":
+		return nvfp4.InputFP16
+	}
+	return nvfp4.InputF32
 }
 
 func runNVFP4Dequantize(p Params, in Tensors) (Tensors, error) {
@@ -181,7 +207,18 @@ func runNVFP4Dequantize(p Params, in Tensors) (Tensors, error) {
 	} else if err := scales.Expect("scales", tensor.U8, m, ksf); err != nil {
 		return nil, err
 	}
-	y, err := nvfp4.DequantizeNaN(nvfp4.Quantized{Rows: m, Cols: k, Packed: packed.Data, Scales: sc, Global: global.F32()[0]}, r.PerTensor, nan)
+	q := nvfp4.Quantized{Rows: m, Cols: k, Packed: packed.Data, Scales: sc, Global: global.F32()[0]}
+	var y []float32
+	switch {
+	case r.Dequant == nvfp4.DequantReference:
+		y, err = nvfp4.DequantizeNaN(q, r.PerTensor, nan)
+	case nan != nanconv.Canonical:
+		// A library recipe's dequantizer is a record of that library on one
+		// device, NaN bits included: no other convention applies to it.
+		return nil, fmt.Errorf("recipe %s is recorded with its own NaN bits: nan=%s does not apply to it", r.Name, nan.Name)
+	default:
+		y, err = nvfp4.DequantizeRecipe(q, r)
+	}
 	if err != nil {
 		return nil, err
 	}

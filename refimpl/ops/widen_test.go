@@ -102,7 +102,7 @@ func TestHalfInputs(t *testing.T) {
 			op string
 			p  Params
 		}{
-			{"nvfp4.quantize", Params{"recipe": "modelopt"}},
+			{"nvfp4.quantize", Params{"recipe": "vllm-model-exact-rcp"}},
 			{"nvfp4.quantize", Params{"swizzle": "1"}},
 			{"mxfp4.quantize", Params{"mode": "even", "profile": "cutlass"}},
 		} {
@@ -119,6 +119,36 @@ func TestHalfInputs(t *testing.T) {
 					t.Errorf("%s input, %s %v: output %s differs from the widened float32 path", d, c.op, c.p, n)
 				}
 			}
+		}
+	}
+	// A library recipe computes as its library does on 16-bit input: the
+	// x86 tensor amax NaN of a bfloat16 tensor is 0x7FC0 (c10's scalar
+	// conversion), so torchao's per-tensor value is 0x7FC00000/2688 =
+	// 0x7FC00000 where the widened float32 tensor gives x86's vectorized
+	// max NaN 0xFFFFFFFF.
+	{
+		x := []uint16{0x3f80, 0x7fc0, 0xffc0}
+		x = append(x, make([]uint16, 13)...)
+		got, err := Run("nvfp4.quantize", Params{"recipe": "torchao-0.17-cpu", "input": "bf16"}, Tensors{"x": tensor.FromBits16(tensor.BF16, []int{1, 16}, x)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b := got["global"].Bits32()[0]; b != 0x7FC00000 {
+			t.Errorf("torchao-0.17-cpu bf16 per-tensor value %#08x, want 0x7fc00000", b)
+		}
+		wide := make([]float32, 16)
+		for i, h := range x {
+			wide[i] = math.Float32frombits(uint32(h) << 16)
+		}
+		got, err = Run("nvfp4.quantize", Params{"recipe": "torchao-0.17-cpu"}, Tensors{"x": tensor.FromF32([]int{1, 16}, wide)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b := got["global"].Bits32()[0]; b != 0xFFFFFFFF {
+			t.Errorf("torchao-0.17-cpu float32 per-tensor value %#08x, want 0xffffffff", b)
+		}
+		if _, err := Run("nvfp4.quantize", Params{"recipe": "torchao-0.17-cpu", "input": "fp16"}, Tensors{"x": tensor.FromBits16(tensor.F16, []int{1, 16}, make([]uint16, 16))}); err == nil || !strings.Contains(err.Error(), "fp16") {
+			t.Errorf("torchao-0.17-cpu took fp16 input: %v", err)
 		}
 	}
 	// The input type is declared: a 16-bit x without input, or an x of

@@ -19,7 +19,7 @@ set -euo pipefail
 : "${GGML_DIR:?set GGML_DIR to a ggml checkout (github.com/ggml-org/ggml)}"
 builds=${*:-nofma fma arm64 arm64-nofma}
 here=conformance/harness/ggml-gguf
-rec=$here/records
+rec=$here/corpus-records
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 mkdir -p "$rec"

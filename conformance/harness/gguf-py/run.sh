@@ -16,11 +16,11 @@ here=conformance/harness/gguf-py
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 go build -o "$work/tool" ./conformance/harness/ggml-gguf/tool
-mkdir -p "$work/in" "$work/out" "$here/records"
+mkdir -p "$work/in" "$work/out" "$here/corpus-records"
 "$work/tool" corpus "$work/in"
 "$py" $here/run.py --quants "$QUANTS_PY" --corpus "$work/in" --out "$work/out"
 ver=$("$py" -c 'import sys, numpy, platform; print("python %s, numpy %s, %s" % (sys.version.split()[0], numpy.__version__, platform.machine()))')
 "$work/tool" record -partial -profile fma -implementation "ggml-org/llama.cpp@$commit gguf-py/gguf/quants.py" \
 	-build "$ver" -command "QUANTS_PY=<llama.cpp@$commit gguf-py/gguf/quants.py> bash $here/run.sh" \
-	"$work/out" "$here/records/gguf-py.json"
-echo "run.sh: recorded in $here/records/gguf-py.json"
+	"$work/out" "$here/corpus-records/gguf-py.json"
+echo "run.sh: recorded in $here/corpus-records/gguf-py.json"

@@ -374,7 +374,7 @@ func testBlock(t *testing.T, b *browser) {
 		name, in, recipe, mode, profile string
 	}{
 		{"32 values, canonical recipe, OCP floor scale", block32, "canonical", "floor", "nvidia"},
-		{"32 values, vllm-like recipe, rceil scale", block32, "vllm-like", "rceil", "ml_dtypes"},
+		{"32 values, vllm-model-exact-rcp recipe, rceil scale", block32, "vllm-model-exact-rcp", "rceil", "ml_dtypes"},
 		{"16 values with an outlier", "0.01 -0.02 0.03 0.004 -0.5 0.25 0.125 -0.0625 100 0 -0 1e-8 0.75 -0.75 2.5 -2.5", "canonical", "floor", "nvidia"},
 	}
 	for _, c := range cases {
@@ -957,7 +957,7 @@ var block32NonFinite = "nan inf -inf 1 0 " + func() string {
 // test's final scan catches one), writes ±Inf as the rest of the page does,
 // and gives the max/RMS error of both formats.
 func testBlockNonFinite(t *testing.T, b *browser) {
-	for _, recipe := range []string{"canonical", "torchao-0.17"} {
+	for _, recipe := range []string{"canonical", "torchao-0.17-cpu"} {
 		t.Run(recipe, func(t *testing.T) {
 			choose(t, b, "block", "nv-recipe", recipe)
 			if st := submit(t, b, "block", "block-input", block32NonFinite); st != "ok" {
@@ -1150,7 +1150,7 @@ func testPhone(t *testing.T, b *browser, art string) {
 // button gives that URL.
 func testURL(t *testing.T, b *browser, base string) {
 	submit(t, b, "value", "value-input", "-2.5")
-	choose(t, b, "block", "nv-recipe", "vllm-like")
+	choose(t, b, "block", "nv-recipe", "vllm-model-exact-rcp")
 	choose(t, b, "block", "mx-mode", "rceil")
 	choose(t, b, "block", "mx-profile", "ml_dtypes")
 	submit(t, b, "block", "block-input", block32NonFinite)
@@ -1172,7 +1172,7 @@ func testURL(t *testing.T, b *browser, base string) {
 	if copied != href {
 		t.Errorf("copy link gave %q, the page's URL is %q", copied, href)
 	}
-	for _, k := range []string{"v=-2.5", "nv=vllm-like", "mx=rceil", "mxp=ml_dtypes", "q=autoawq", "tie=signed", "b=nan+inf", "w=", "s="} {
+	for _, k := range []string{"v=-2.5", "nv=vllm-model-exact-rcp", "mx=rceil", "mxp=ml_dtypes", "q=autoawq", "tie=signed", "b=nan+inf", "w=", "s="} {
 		if !strings.Contains(href, k) {
 			t.Errorf("URL %s lacks %s", href, k)
 		}

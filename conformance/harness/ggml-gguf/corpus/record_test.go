@@ -13,7 +13,7 @@ var records = []string{"nofma", "fma", "arm64", "arm64-nofma"}
 
 func readRecord(t *testing.T, name string) Record {
 	t.Helper()
-	rec, err := ReadRecord(filepath.Join("..", "records", name+".json"))
+	rec, err := ReadRecord(filepath.Join("..", "corpus-records", name+".json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,7 +144,7 @@ func TestCorpusKinds(t *testing.T) {
 // match but for the groups named here, where gguf-py differs from ggml's
 // C for a reason of its own.
 func TestGGUFPyRecord(t *testing.T) {
-	rec, err := ReadRecord(filepath.Join("..", "..", "gguf-py", "records", "gguf-py.json"))
+	rec, err := ReadRecord(filepath.Join("..", "..", "gguf-py", "corpus-records", "gguf-py.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
