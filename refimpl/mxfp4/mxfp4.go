@@ -47,10 +47,12 @@ const (
 // NaNScale is the E8M0 NaN code.
 const NaNScale = 0xFF
 
-// Options choose the scale rounding and the element profile.
+// Options choose the scale rounding and the element profile, or a
+// library's recorded recipe (Recipe.Name set), which then replaces FP4.
 type Options struct {
-	Mode e8m0.ScaleMode
-	FP4  fp4.Profile
+	Mode   e8m0.ScaleMode
+	FP4    fp4.Profile
+	Recipe Recipe
 }
 
 // Default is OCP MX v1.0: floor scale, nearest-even elements with NVIDIA's
@@ -114,6 +116,9 @@ func ScaleCode(amax float32, mode e8m0.ScaleMode) uint8 {
 
 // Quantize quantizes a row-major [rows, cols] tensor.
 func Quantize(x []float32, rows, cols int, o Options) (Quantized, error) {
+	if o.Recipe.Name != "" {
+		return o.Recipe.Quantize(x, rows, cols, o.Mode)
+	}
 	if err := checkShape(len(x), rows, cols); err != nil {
 		return Quantized{}, err
 	}
