@@ -8,6 +8,7 @@ import (
 	"github.com/bitexact/bitexact/refimpl/e8m0"
 	"github.com/bitexact/bitexact/refimpl/fp4"
 	"github.com/bitexact/bitexact/refimpl/half"
+	"github.com/bitexact/bitexact/refimpl/mxfp4"
 	"github.com/bitexact/bitexact/refimpl/nvfp4"
 	"github.com/bitexact/bitexact/refimpl/ops"
 	"github.com/bitexact/bitexact/refimpl/sparse24"
@@ -123,6 +124,15 @@ func blocksCatalog() ([]Inputs, []Case) {
 			t.addCase(Case{Name: fmt.Sprintf("mxfp4.blocks.edge-nonfinite.%s.%s", m.Name, p.Name), Family: "mxfp4", Op: "mxfp4.quantize",
 				Params: ops.Params{"mode": m.Name, "profile": p.Name}, Inputs: "blocks.edge-nonfinite",
 				Description: "MXFP4 quantize, scale mode " + m.Name + ", E2M1 profile " + p.Name})
+		}
+	}
+	// The recorded library recipes, every mode, on the non-finite edge
+	// blocks (the other tasks' outputs are computed by the reference).
+	for _, m := range e8m0.ScaleModes() {
+		for _, r := range mxfp4.Recipes() {
+			t.addCase(Case{Name: fmt.Sprintf("mxfp4.blocks.edge-nonfinite.%s.%s", m.Name, r.Name), Family: "mxfp4", Op: "mxfp4.quantize",
+				Params: ops.Params{"mode": m.Name, "profile": r.Name}, Inputs: "blocks.edge-nonfinite",
+				Description: "MXFP4 quantize, scale mode " + m.Name + ", recipe " + r.Name + " (" + r.Summary + ")"})
 		}
 	}
 	for _, m := range e8m0.ScaleModes() {
