@@ -71,11 +71,11 @@ func init() {
 		Name: "e8m0.shared_scale",
 		Doc:  "MX block absolute maximum (float32) -> E8M0 shared scale code",
 		Params: map[string]string{
-			"mode": "floor | ceil | even | rceil (required)",
+			"mode": "floor | ceil | even | rceil, or a recorded library's scale (torchao-0.17-floor, ..., modelopt-5a4242fa-cpu, microxcaling-7bc41952, compressed-tensors-ac8e2ba8-cuda, ...) (required)",
 			"elem": "element format: e2m1 (default; emax 2, max 6)",
 		},
 		Defaults: Params{"elem": "e2m1"},
-		Choices:  map[string][]Choice{"mode": scaleModeChoices()},
+		Choices:  map[string][]Choice{"mode": sharedScaleModeChoices()},
 		Inputs:   []string{"amax"},
 		Outputs:  []string{"scale"},
 		Run: func(p Params, in Tensors) (Tensors, error) {
@@ -83,7 +83,7 @@ func init() {
 			if err != nil {
 				return nil, err
 			}
-			m, err := e8m0.LookupScaleMode(modeName)
+			m, err := e8m0.LookupSharedScaleMode(modeName)
 			if err != nil {
 				return nil, err
 			}
