@@ -3,6 +3,7 @@ package mxfp4
 import (
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/bitexact/bitexact/refimpl/e8m0"
 )
@@ -29,6 +30,9 @@ type Recipe struct {
 	Source string
 	style  recipeStyle
 	device Device
+	// mode is the one scale mode of a library that has one (its Summary
+	// names it); empty for torchao, whose recipes take all four.
+	mode string
 }
 
 type recipeStyle uint8
@@ -48,6 +52,15 @@ const (
 	// 254-code as a float32 (2^-127 for code 254, the signalling NaN
 	// 0x7F800001 for 0xFF); RCEIL is e8m0.RCeil on amax*(1/6).
 	torchaoMain
+	// ModelOpt 5a4242fa MXFP4QTensor.quantize (modelOptQuantize).
+	modelOpt
+	// microxcaling 7bc41952 quantize_mx_op with round nearest, even,
+	// floor (microxcalingQuantize).
+	mxNearest
+	mxEven
+	mxFloor
+	// compressed-tensors ac8e2ba8 MXFP4A16 (compressedTensorsQuantize).
+	compressedTensors
 )
 
 // Device is the NaN a float32 operation returns, the one way CPU and CUDA
@@ -126,7 +139,43 @@ var (
 	TorchAOMainCUD = aoRecipe("torchao-36027d82", "torchao main to_mx: x * reciprocal code 254-code (sNaN for 0xFF), any non-finite amax -> 0xFF", "main 36027d82d1ad", torchaoMain, CUDA)
 )
 
-var recipes = []Recipe{TorchAO017CPU, TorchAO017CUDA, TorchAO018CPU, TorchAO018CUDA, TorchAOMainCPU, TorchAOMainCUD}
+// The recipes of libraries with one scale rule, claimed with that mode.
+var (
+	ModelOptCPU = Recipe{Name: "modelopt-5a4242fa-cpu", Summary: "ModelOpt MXFP4QTensor (mode rceil): ceil(max(float32 log2(amax/6), -127)), x / 2^e, ties toward zero, zero -> 0x8, NaN -> 0, cpu casts",
+		Source: moSource + " at 5a4242faf414" + moRunNote, style: modelOpt, device: CPU, mode: "rceil"}
+	ModelOptCUDA = Recipe{Name: "modelopt-5a4242fa-cuda", Summary: "ModelOpt MXFP4QTensor (mode rceil) on CUDA: amax*(1/6), as the cpu recipe otherwise, cuda casts",
+		Source: moSource + " at 5a4242faf414" + moRunNote, style: modelOpt, device: CUDA, mode: "rceil"}
+	MicroxcalingNearest = Recipe{Name: "microxcaling-7bc41952-nearest", Summary: "microxcaling quantize_mx_op round=nearest (mode floor): in x's dtype, float32 log2 scale and element exponents, ties away",
+		Source: mxSource, style: mxNearest, device: CPU, mode: "floor"}
+	MicroxcalingEven = Recipe{Name: "microxcaling-7bc41952-even", Summary: "microxcaling quantize_mx_op round=even (mode floor): as nearest, ties to even",
+		Source: mxSource, style: mxEven, device: CPU, mode: "floor"}
+	MicroxcalingFloor = Recipe{Name: "microxcaling-7bc41952-floor", Summary: "microxcaling quantize_mx_op round=floor (mode floor): as nearest, elements truncated toward zero",
+		Source: mxSource, style: mxFloor, device: CPU, mode: "floor"}
+	CompressedTensorsCPU = Recipe{Name: "compressed-tensors-ac8e2ba8-cpu", Summary: "compressed-tensors MXFP4A16 (mode even): scale by a bit carry in x's dtype, x / 2^e in x's dtype, ties to even, cpu casts",
+		Source: ctSource, style: compressedTensors, device: CPU, mode: "even"}
+	CompressedTensorsCUDA = Recipe{Name: "compressed-tensors-ac8e2ba8-cuda", Summary: "compressed-tensors MXFP4A16 (mode even) on CUDA: as the cpu recipe, cuda NaNs and casts",
+		Source: ctSource, style: compressedTensors, device: CUDA, mode: "even"}
+)
+
+const (
+	moSource  = "NVIDIA/Model-Optimizer modelopt/torch/quantization/qtensor/mxfp4_tensor.py MXFP4QTensor.quantize"
+	moRunNote = " (run on CPU and CUDA by conformance/harness/modelopt/mx.py)"
+	mxSource  = "microsoft/microxcaling mx/mx_ops.py _quantize_mx and mx/elemwise_ops.py _quantize_elemwise_core at 7bc41952de39 (run on CPU and CUDA by conformance/harness/microxcaling/run.py; the devices agree)"
+	ctSource  = "vllm-project/compressed-tensors quantization/utils/helpers.py calculate_qparams, mxfp_utils.py, lifecycle/forward_helpers.py _quantize, compressors/nvfp4/helpers.py pack_fp4_to_uint8 at ac8e2ba82f4e (run on CPU and CUDA by conformance/harness/compressed-tensors/mx.py)"
+)
+
+var recipes = []Recipe{TorchAO017CPU, TorchAO017CUDA, TorchAO018CPU, TorchAO018CUDA, TorchAOMainCPU, TorchAOMainCUD,
+	ModelOptCPU, ModelOptCUDA, MicroxcalingNearest, MicroxcalingEven, MicroxcalingFloor, CompressedTensorsCPU, CompressedTensorsCUDA}
+
+// Modes lists the scale modes the recipe takes: its library's one rule,
+// or all four for torchao, whose to_mx has a scale mode parameter.
+func (r Recipe) Modes() []e8m0.ScaleMode {
+	if r.mode == "" {
+		return e8m0.ScaleModes()
+	}
+	m, _ := e8m0.LookupScaleMode(r.mode)
+	return []e8m0.ScaleMode{m}
+}
 
 // Recipes lists the recorded library recipes.
 func Recipes() []Recipe { return append([]Recipe(nil), recipes...) }
@@ -242,24 +291,45 @@ func floatxE2M1(x float32) uint8 {
 	return c | sign
 }
 
-// Quantize quantizes a row-major [rows, cols] tensor as the recipe's
-// library does under scale mode mode.
+// Quantize quantizes a row-major float32 [rows, cols] tensor as the
+// recipe's library does under scale mode mode.
 func (r Recipe) Quantize(x []float32, rows, cols int, mode e8m0.ScaleMode) (Quantized, error) {
+	return r.QuantizeInput(x, rows, cols, mode, F32)
+}
+
+// QuantizeInput quantizes x, the exact float32 widening of a tensor of
+// dtype in, as the recipe's library does under scale mode mode.
+func (r Recipe) QuantizeInput(x []float32, rows, cols int, mode e8m0.ScaleMode, in Input) (Quantized, error) {
 	if err := checkShape(len(x), rows, cols); err != nil {
 		return Quantized{}, err
 	}
-	switch mode.Name {
-	case e8m0.Floor.Name, e8m0.Ceil.Name, e8m0.Even.Name, e8m0.RCeil.Name:
-	default:
-		return Quantized{}, fmt.Errorf("mxfp4: recipe %s has no scale mode %q", r.Name, mode.Name)
+	ok := false
+	names := []string{}
+	for _, m := range r.Modes() {
+		ok = ok || m.Name == mode.Name
+		names = append(names, m.Name)
+	}
+	if !ok {
+		return Quantized{}, fmt.Errorf("mxfp4: recipe %s has no scale mode %q (its modes: %s)", r.Name, mode.Name, strings.Join(names, ", "))
 	}
 	q := Quantized{Rows: rows, Cols: cols, Packed: make([]uint8, len(x)/2), Scales: make([]uint8, len(x)/BlockSize)}
 	for blk := range q.Scales {
 		xs := x[blk*BlockSize : (blk+1)*BlockSize]
+		out := q.Packed[blk*BlockSize/2 : (blk+1)*BlockSize/2]
+		switch r.style {
+		case modelOpt:
+			r.modelOptQuantize(xs, out, q.Scales[blk:blk+1])
+			continue
+		case mxNearest, mxEven, mxFloor:
+			r.microxcalingQuantize(xs, out, q.Scales[blk:blk+1], in)
+			continue
+		case compressedTensors:
+			r.compressedTensorsQuantize(xs, out, q.Scales[blk:blk+1], in)
+			continue
+		}
 		amax := r.blockAmax(xs)
 		c := r.scaleCode(amax, mode)
 		q.Scales[blk] = c
-		out := q.Packed[blk*BlockSize/2 : (blk+1)*BlockSize/2]
 		for i := 0; i < BlockSize; i += 2 {
 			lo := floatxE2M1(r.elem(xs[i], amax, c, mode))
 			hi := floatxE2M1(r.elem(xs[i+1], amax, c, mode))
