@@ -229,6 +229,126 @@ func e2m1Code(q float32) uint8 {
 	return s | 7
 }
 
-func (r Recipe) compressedTensorsQuantize(xs []float32, out, sc []uint8, in Input) {
-	panic("todo")
+// compressedTensorsQuantize is compressed-tensors ac8e2ba8 MXFP4A16 for
+// one group of 32 (calculate_qparams on the group's amin and amax, then
+// MXFP4PackedCompressor.compress), every op in x's dtype:
+//
+//	m  = max(|min(amin, 0)|, |max(amax, 0)|)
+//	p  = bits(m) + half an E2M1 ulp, masked to sign and exponent (round_to_power_2)
+//	c  = uint8(round(clamp(127 + floor(log2 p) - 2, 0, 255)))
+//	s  = dtype(2^(c-127)), 1 where that is 0
+//	y  = clamp(x / s, -6, 6) rounded to E2M1 ties to even (cast_to_fp4), times sign(x/s)
+//	scale code = uint8(127 + int32(floor(log2 s)))
+//
+// The element code is E2M1 of |y| (through int8(2y)) with y's sign bit;
+// a NaN y converts to index 0 with its sign bit (see below). A NaN m is
+// 0x7FFFFFFF on CUDA; on the CPU it is 0xFFFFFFFF where torch's
+// vectorized minimum/maximum computed it (cpuVecChunk) and the first NaN
+// of the group, sign cleared, in the scalar tail.
+func (r Recipe) compressedTensorsQuantize(xs []float32, out, sc []uint8, in Input, blk, nblk int) {
+	cuda := r.device == CUDA
+	vec := blk < nblk-nblk%cpuVecChunk
+	n := nblk * BlockSize
+	var m float32
+	for _, v := range xs {
+		if v != v {
+			switch {
+			case cuda:
+				m = math.Float32frombits(0x7FFFFFFF)
+			case vec:
+				m = math.Float32frombits(0xFFFFFFFF)
+			default:
+				m = float32(math.Abs(float64(v)))
+			}
+			break
+		}
+		if a := float32(math.Abs(float64(v))); a > m {
+			m = a
+		}
+	}
+	p := in.powerOf2(m)
+	e := math.Floor(float64(in.log2(p)))
+	v := float64(in.round(in.round(float32(127+e)) - EmaxElem))
+	if v == v {
+		v = math.Max(0, math.Min(255, v))
+	}
+	c := float64(e8m0.CastUint8(math.RoundToEven(v), cuda))
+	s := in.round(float32(math.Pow(2, c-127)))
+	if s == 0 {
+		s = 1
+	}
+	sc[0] = uint8(127 + e8m0.CastInt32(math.Floor(float64(in.log2(s))), cuda))
+	codes := make([]uint8, len(xs))
+	for i, x := range xs {
+		y := in.round(x / s)
+		if y == y {
+			y = float32(math.Max(-MaxElem, math.Min(MaxElem, float64(y))))
+		}
+		var sign float32
+		switch {
+		case y > 0:
+			sign = 1
+		case y < 0:
+			sign = -1
+		}
+		a := float32(math.Abs(float64(y)))
+		var q float32
+		switch {
+		case a != a:
+			q = a
+		case a <= 0.25:
+			q = 0
+		case a < 0.75:
+			q = 0.5
+		case a <= 1.25:
+			q = 1
+		case a < 1.75:
+			q = 1.5
+		case a <= 2.5:
+			q = 2
+		case a < 3.5:
+			q = 3
+		case a <= 5:
+			q = 4
+		default:
+			q = 6
+		}
+		if q != q {
+			// x * sign is a positive NaN; on the CPU torch's vectorized
+			// float32-to-bfloat16 conversion writes every NaN as 0xFFFF, so
+			// a bfloat16 NaN has its sign bit set outside the scalar tail.
+			codes[i] = 0
+			if e := blk*BlockSize + i; !cuda && in == BF16 && e < n-n%(2*cpuVecChunk) {
+				codes[i] = 8
+			}
+			continue
+		}
+		q *= sign
+		codes[i] = e2m1Code(q)
+	}
+	for i := range out {
+		out[i] = codes[2*i+1]<<4 | codes[2*i]
+	}
+}
+
+// cpuVecChunk is the number of elements torch's CPU elementwise loop
+// handles per vectorized step (two AVX2 vectors of 8 float32); the
+// remainder of a tensor, at its end, takes the scalar loop. The two
+// differ in the NaN torch.minimum and torch.maximum return: the
+// vectorized one ORs in an all-ones NaN mask (0xFFFFFFFF), the scalar one
+// returns the NaN operand.
+const cpuVecChunk = 16
+
+// powerOf2 is compressed-tensors' round_to_power_2 of v in the dtype: its
+// bits plus 1 << (mantissa - 2), masked to sign and exponent.
+func (in Input) powerOf2(v float32) float32 {
+	switch in {
+	case BF16:
+		b := half.EncodeBF16(v)
+		return half.DecodeBF16((b + 1<<5) & 0xFF80)
+	case F16:
+		b := half.EncodeFP16(v)
+		return half.DecodeFP16((b + 1<<8) & 0xFC00)
+	}
+	return math.Float32frombits((math.Float32bits(v) + 1<<21) & 0xFF800000)
 }

@@ -324,7 +324,7 @@ func (r Recipe) QuantizeInput(x []float32, rows, cols int, mode e8m0.ScaleMode, 
 			r.microxcalingQuantize(xs, out, q.Scales[blk:blk+1], in)
 			continue
 		case compressedTensors:
-			r.compressedTensorsQuantize(xs, out, q.Scales[blk:blk+1], in)
+			r.compressedTensorsQuantize(xs, out, q.Scales[blk:blk+1], in, blk, len(q.Scales))
 			continue
 		}
 		amax := r.blockAmax(xs)
