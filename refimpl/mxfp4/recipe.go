@@ -167,6 +167,16 @@ const (
 var recipes = []Recipe{TorchAO017CPU, TorchAO017CUDA, TorchAO018CPU, TorchAO018CUDA, TorchAOMainCPU, TorchAOMainCUD,
 	ModelOptCPU, ModelOptCUDA, MicroxcalingNearest, MicroxcalingEven, MicroxcalingFloor, CompressedTensorsCPU, CompressedTensorsCUDA}
 
+// HasMode reports whether the recipe takes scale mode m.
+func (r Recipe) HasMode(m e8m0.ScaleMode) bool {
+	for _, x := range r.Modes() {
+		if x.Name == m.Name {
+			return true
+		}
+	}
+	return false
+}
+
 // Modes lists the scale modes the recipe takes: its library's one rule,
 // or all four for torchao, whose to_mx has a scale mode parameter.
 func (r Recipe) Modes() []e8m0.ScaleMode {
@@ -303,13 +313,11 @@ func (r Recipe) QuantizeInput(x []float32, rows, cols int, mode e8m0.ScaleMode, 
 	if err := checkShape(len(x), rows, cols); err != nil {
 		return Quantized{}, err
 	}
-	ok := false
-	names := []string{}
-	for _, m := range r.Modes() {
-		ok = ok || m.Name == mode.Name
-		names = append(names, m.Name)
-	}
-	if !ok {
+	if !r.HasMode(mode) {
+		names := []string{}
+		for _, m := range r.Modes() {
+			names = append(names, m.Name)
+		}
 		return Quantized{}, fmt.Errorf("mxfp4: recipe %s has no scale mode %q (its modes: %s)", r.Name, mode.Name, strings.Join(names, ", "))
 	}
 	q := Quantized{Rows: rows, Cols: cols, Packed: make([]uint8, len(x)/2), Scales: make([]uint8, len(x)/BlockSize)}
