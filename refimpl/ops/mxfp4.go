@@ -15,7 +15,7 @@ func init() {
 		Doc:  "OCP MX v1.0 MXFP4 quantization of x [M,K] (K%32==0; F32, or F16/BF16 with parameter input, widened exactly to float32 first): E2M1 pairs and E8M0 scales per 32",
 		Params: map[string]string{
 			"mode":    "E8M0 scale rounding: floor (default, OCP), ceil, even, rceil",
-			"profile": "E2M1 element profile: nvidia (default), sw-sm121, ml_dtypes, cutlass, ties-away, ties-toward-zero, ggml; or a recorded library recipe that replaces the element arithmetic: torchao-0.17-cpu, torchao-0.17-cuda, torchao-0.18-cpu, torchao-0.18-cuda, torchao-36027d82-cpu, torchao-36027d82-cuda (any mode); modelopt-5a4242fa-cpu, modelopt-5a4242fa-cuda (mode rceil); microxcaling-7bc41952-nearest, -even, -floor (mode floor); compressed-tensors-ac8e2ba8-cpu, -cuda (mode even)",
+			"profile": "E2M1 element profile: nvidia (default), sw-sm121, ml_dtypes, cutlass, ties-away, ties-toward-zero, ggml; or a recorded library recipe that replaces the element arithmetic: torchao-0.17-cpu, torchao-0.17-cuda, torchao-0.18-cpu, torchao-0.18-cuda, torchao-36027d82-cpu, torchao-36027d82-cuda (any mode); modelopt-5a4242fa-cpu, modelopt-5a4242fa-cuda (mode rceil); microxcaling-7bc41952-nearest, microxcaling-7bc41952-even, microxcaling-7bc41952-floor (mode floor); compressed-tensors-ac8e2ba8-cpu, compressed-tensors-ac8e2ba8-cuda (mode even)",
 			"input":   inputParam,
 		},
 		Defaults: Params{"mode": e8m0.Floor.Name, "profile": fp4.NVIDIA.Name, "input": "fp32"},
