@@ -28,8 +28,8 @@ does not have, so the harness does not import it: it compiles the code it
 runs from the files' text, each file's top-level statements verbatim, with
 these changes only (see LOADS below):
 
-  - `from compressed_tensors... import`, `from pydantic import` and
-    `from loguru import` lines are dropped; the names they bound are the
+  - `from compressed_tensors... import`, `from pydantic import`,
+    `from loguru import` and `from transformers import` lines are dropped; the names they bound are the
     definitions compiled here (one namespace for all files), or, where
     nothing here defines them (names used only in annotations or in code
     this path never runs), a placeholder that raises if used;
