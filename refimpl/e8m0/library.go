@@ -52,8 +52,12 @@ var (
 	// to sign and exponent (so a carry rounds up, as Even), log2, minus
 	// emax, clamped to [0, 255] as a uint8 code, then back through
 	// 2^(code-127) and 127 + int32(floor(log2)), cast to uint8. A carry
-	// to Inf, and a NaN whose bits do not carry past the sign, end as
-	// int32(Inf) = INT_MIN on x86-64: code 0x7F.
+	// to Inf ends as int32(Inf) = INT_MIN on x86-64: code 0x7F. A NaN amax
+	// is taken with its own bits, sign cleared, as torch's scalar loop
+	// passes it (the record's NaN sits in the scalar tail of its tensor;
+	// torch's vectorized minimum/maximum would make it 0xFFFFFFFF, code 0,
+	// which the mxfp4 recipe models by position): 0x7FC00000 carries to
+	// Inf, code 0x7F.
 	CompressedTensorsAc8e2ba8CPU = ScaleMode{Name: "compressed-tensors-ac8e2ba8-cpu", Summary: "compressed-tensors MXFP4: even by a bit carry; Inf -> 0x7F (x86 int32 cast)",
 		Source: ctSrc, rule: scaleCTCPU}
 	// CompressedTensorsAc8e2ba8CUDA is compressed-tensors on CUDA: a carry
