@@ -203,6 +203,17 @@ func TestVerifyRefusesUnchecked(t *testing.T) {
 	if computed < 0 {
 		t.Fatal("no computed case")
 	}
+	// pi is the claimed profile's index (the suite's profile order moves
+	// as recipes are added).
+	pi := -1
+	for i, p := range c0.Profiles {
+		if p.Profile == c0.Against {
+			pi = i
+		}
+	}
+	if pi < 0 {
+		t.Fatal("claimed profile not among the certificate's profiles")
+	}
 	for _, tc := range []struct {
 		name string
 		edit func(c *Certificate)
@@ -211,7 +222,7 @@ func TestVerifyRefusesUnchecked(t *testing.T) {
 		{"n/a", func(c *Certificate) {
 			cs := &c.Cases[computed]
 			cs.Result, cs.Case, cs.Expected, cs.ComputedBy, cs.Elements, cs.Tensors = "n/a", NoCase, "", "", 0, nil
-			c.Profiles[16].Tasks, c.Profiles[16].Computed = 1, 0
+			c.Profiles[pi].Tasks, c.Profiles[pi].Computed = 1, 0
 		}, "is not checked against profile"},
 		{"computed passed off as golden", func(c *Certificate) {
 			c.Cases[computed].Expected, c.Cases[computed].ComputedBy = ExpectedGolden, ""
@@ -221,7 +232,7 @@ func TestVerifyRefusesUnchecked(t *testing.T) {
 			cs.Expected, cs.ComputedBy, cs.Case = ExpectedComputed, "wasm sha256:"+digest, ComputedCase
 		}, "recorded as computed, but the golden set has case"},
 		{"computed by another engine", func(c *Certificate) { c.Cases[computed].ComputedBy = "native" }, "not the reference module"},
-		{"computed count", func(c *Certificate) { c.Profiles[16].Computed = 0 }, "(0 computed), its cases are 4 (1 computed)"},
+		{"computed count", func(c *Certificate) { c.Profiles[pi].Computed = 0 }, "(0 computed), its cases are 4 (1 computed)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			b, _ := c0.JSON()
@@ -229,8 +240,8 @@ func TestVerifyRefusesUnchecked(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if c.Profiles[16].Profile != c.Against {
-				t.Fatalf("profile 16 is %s, want %s", c.Profiles[16].Profile, c.Against)
+			if c.Profiles[pi].Profile != c.Against {
+				t.Fatalf("profile %d is %s, want %s", pi, c.Profiles[pi].Profile, c.Against)
 			}
 			tc.edit(c)
 			c.Verdict = verdictLine(c)

@@ -8,6 +8,7 @@ import (
 	"github.com/bitexact/bitexact/refimpl/e8m0"
 	"github.com/bitexact/bitexact/refimpl/fp4"
 	"github.com/bitexact/bitexact/refimpl/half"
+	"github.com/bitexact/bitexact/refimpl/mxfp4"
 	"github.com/bitexact/bitexact/refimpl/nvfp4"
 	"github.com/bitexact/bitexact/refimpl/ops"
 	"github.com/bitexact/bitexact/refimpl/sparse24"
@@ -125,10 +126,28 @@ func blocksCatalog() ([]Inputs, []Case) {
 				Description: "MXFP4 quantize, scale mode " + m.Name + ", E2M1 profile " + p.Name})
 		}
 	}
+	// The recorded library recipes, each in its modes, on the non-finite
+	// edge blocks (the other tasks' outputs are computed by the reference).
+	for _, m := range e8m0.ScaleModes() {
+		for _, r := range mxfp4.Recipes() {
+			if !r.HasMode(m) {
+				continue
+			}
+			t.addCase(Case{Name: fmt.Sprintf("mxfp4.blocks.edge-nonfinite.%s.%s", m.Name, r.Name), Family: "mxfp4", Op: "mxfp4.quantize",
+				Params: ops.Params{"mode": m.Name, "profile": r.Name}, Inputs: "blocks.edge-nonfinite",
+				Description: "MXFP4 quantize, scale mode " + m.Name + ", recipe " + r.Name + " (" + r.Summary + ")"})
+		}
+	}
 	for _, m := range e8m0.ScaleModes() {
 		t.addCase(Case{Name: "e8m0.shared_scale." + m.Name, Family: "e8m0", Op: "e8m0.shared_scale",
 			Params: ops.Params{"mode": m.Name}, Inputs: "amax.edge",
 			Description: "MX shared scale from a block amax, mode " + m.Name + ", E2M1 elements"})
+	}
+	// The recorded libraries' scales (conformance/harness/*/records).
+	for _, m := range e8m0.LibraryScaleModes() {
+		t.addCase(Case{Name: "e8m0.shared_scale." + m.Name, Family: "e8m0", Op: "e8m0.shared_scale",
+			Params: ops.Params{"mode": m.Name}, Inputs: "amax.edge",
+			Description: "MX shared scale from a block amax as " + m.Name + " computes it (" + m.Summary + "), E2M1 elements"})
 	}
 
 	// llama.cpp block_mxfp4 and block_q8_1.

@@ -7,6 +7,7 @@ import (
 	"github.com/bitexact/bitexact/refimpl/e8m0"
 	"github.com/bitexact/bitexact/refimpl/fp4"
 	"github.com/bitexact/bitexact/refimpl/half"
+	"github.com/bitexact/bitexact/refimpl/mxfp4"
 	"github.com/bitexact/bitexact/refimpl/nvfp4"
 	"github.com/bitexact/bitexact/refimpl/ops"
 	"github.com/bitexact/bitexact/refimpl/tensor"
@@ -246,6 +247,17 @@ func halfBlockCatalog() ([]Inputs, []Case) {
 					cases = append(cases, Case{Name: fmt.Sprintf("mxfp4.%s.%s.%s", in, md.Name, p.Name), Family: "mxfp4", Op: "mxfp4.quantize",
 						Params: ops.Params{"mode": md.Name, "profile": p.Name, "input": src.name}, Inputs: in,
 						Description: "MXFP4 quantize of " + src.name + " x (widened exactly to float32), scale mode " + md.Name + ", E2M1 profile " + p.Name})
+				}
+				if in != "blocks."+src.name+"-nonfinite" {
+					continue
+				}
+				for _, r := range mxfp4.Recipes() {
+					if !r.HasMode(md) {
+						continue
+					}
+					cases = append(cases, Case{Name: fmt.Sprintf("mxfp4.%s.%s.%s", in, md.Name, r.Name), Family: "mxfp4", Op: "mxfp4.quantize",
+						Params: ops.Params{"mode": md.Name, "profile": r.Name, "input": src.name}, Inputs: in,
+						Description: "MXFP4 quantize of " + src.name + " x (widened exactly to float32), scale mode " + md.Name + ", recipe " + r.Name})
 				}
 			}
 		}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"strings"
 )
 
 // ScaleMode is how an MX block's shared E8M0 scale is derived from the
@@ -55,6 +56,21 @@ func LookupScaleMode(name string) (ScaleMode, error) {
 	return ScaleMode{}, fmt.Errorf("e8m0: unknown scale mode %q (known: floor, ceil, even, rceil)", name)
 }
 
+// LookupSharedScaleMode returns the scale mode or library scale mode with
+// the given name.
+func LookupSharedScaleMode(name string) (ScaleMode, error) {
+	for _, m := range append(ScaleModes(), LibraryScaleModes()...) {
+		if m.Name == name {
+			return m, nil
+		}
+	}
+	names := []string{}
+	for _, m := range append(ScaleModes(), LibraryScaleModes()...) {
+		names = append(names, m.Name)
+	}
+	return ScaleMode{}, fmt.Errorf("e8m0: unknown scale mode %q (known: %s)", name, strings.Join(names, ", "))
+}
+
 // String returns the mode's name.
 func (m ScaleMode) String() string { return m.Name }
 
@@ -81,7 +97,13 @@ func (m ScaleMode) String() string { return m.Name }
 // quotient's log2 up, treating a subnormal quotient as cvt.rp.ue8m0x2.f32
 // does: above 2^-127 gives 0x01, otherwise 0x00. A quotient that overflows
 // 2^127 gives 0xFF (torchao uses the non-saturating cvt.rp.ue8m0x2.f32).
+//
+// A library scale mode (LibraryScaleModes) computes what its library does,
+// its doc says how.
 func SharedScale(amax float32, mode ScaleMode, emaxElem int, maxElem float32) uint8 {
+	if mode.rule >= scaleAOFloor {
+		return libraryScale(amax, mode, emaxElem, maxElem)
+	}
 	a := math.Float32bits(amax) & 0x7fffffff
 	if a >= 0x7f800000 {
 		return NaN

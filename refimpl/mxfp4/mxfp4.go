@@ -48,10 +48,15 @@ const (
 // NaNScale is the E8M0 NaN code.
 const NaNScale = 0xFF
 
-// Options choose the scale rounding and the element profile.
+// Options choose the scale rounding and the element profile, or a
+// library's recorded recipe (Recipe.Name set), which then replaces FP4.
 type Options struct {
-	Mode e8m0.ScaleMode
-	FP4  fp4.Profile
+	Mode   e8m0.ScaleMode
+	FP4    fp4.Profile
+	Recipe Recipe
+	// Input is x's dtype before widening, which a recipe whose library
+	// computes in that dtype needs (F32 for the element profiles).
+	Input Input
 }
 
 // Default is OCP MX v1.0: floor scale, nearest-even elements with NVIDIA's
@@ -115,6 +120,9 @@ func ScaleCode(amax float32, mode e8m0.ScaleMode) uint8 {
 
 // Quantize quantizes a row-major [rows, cols] tensor.
 func Quantize(x []float32, rows, cols int, o Options) (Quantized, error) {
+	if o.Recipe.Name != "" {
+		return o.Recipe.QuantizeInput(x, rows, cols, o.Mode, o.Input)
+	}
 	if err := checkShape(len(x), rows, cols); err != nil {
 		return Quantized{}, err
 	}

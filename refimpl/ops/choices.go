@@ -76,6 +76,12 @@ func scaleModeChoices() []Choice {
 	return choices(e8m0.ScaleModes(), func(m e8m0.ScaleMode) Choice { return Choice{m.Name, m.Summary, m.Source} })
 }
 
+// sharedScaleModeChoices are the scale modes and the recorded library
+// scale modes (e8m0.shared_scale only).
+func sharedScaleModeChoices() []Choice {
+	return choices(append(e8m0.ScaleModes(), e8m0.LibraryScaleModes()...), func(m e8m0.ScaleMode) Choice { return Choice{m.Name, m.Summary, m.Source} })
+}
+
 func q8_1Choices() []Choice {
 	return choices(ggml.Q8_1Profiles(), func(p ggml.Q8_1Profile) Choice { return Choice{p.Name, p.Summary, p.Source} })
 }

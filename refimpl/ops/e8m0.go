@@ -82,11 +82,11 @@ func init() {
 		Name: "e8m0.shared_scale",
 		Doc:  "MX block absolute maximum (float32) -> E8M0 shared scale code",
 		Params: map[string]string{
-			"mode": "floor | ceil | even | rceil (required)",
+			"mode": "floor | ceil | even | rceil, or a recorded library's scale: torchao-0.17-floor, torchao-0.17-ceil, torchao-0.17-even, torchao-0.17-rceil, modelopt-5a4242fa-cpu, modelopt-5a4242fa-cuda, microxcaling-7bc41952, compressed-tensors-ac8e2ba8-cpu, compressed-tensors-ac8e2ba8-cuda (required)",
 			"elem": "element format: e2m1 (default; emax 2, max 6)",
 		},
 		Defaults: Params{"elem": "e2m1"},
-		Choices:  map[string][]Choice{"mode": scaleModeChoices()},
+		Choices:  map[string][]Choice{"mode": sharedScaleModeChoices()},
 		Inputs:   []string{"amax"},
 		Outputs:  []string{"scale"},
 		Run: func(p Params, in Tensors) (Tensors, error) {
@@ -94,7 +94,7 @@ func init() {
 			if err != nil {
 				return nil, err
 			}
-			m, err := e8m0.LookupScaleMode(modeName)
+			m, err := e8m0.LookupSharedScaleMode(modeName)
 			if err != nil {
 				return nil, err
 			}

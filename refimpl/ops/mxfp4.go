@@ -15,11 +15,11 @@ func init() {
 		Doc:  "OCP MX v1.0 MXFP4 quantization of x [M,K] (K%32==0; F32, or F16/BF16 with parameter input, widened exactly to float32 first): E2M1 pairs and E8M0 scales per 32",
 		Params: map[string]string{
 			"mode":    "E8M0 scale rounding: floor (default, OCP), ceil, even, rceil",
-			"profile": "E2M1 element profile: nvidia (default), sw-sm121, ml_dtypes, cutlass, ties-away, ties-toward-zero, ggml",
+			"profile": "E2M1 element profile: nvidia (default), sw-sm121, ml_dtypes, cutlass, ties-away, ties-toward-zero, ggml; or a recorded library recipe that replaces the element arithmetic: torchao-0.17-cpu, torchao-0.17-cuda, torchao-0.18-cpu, torchao-0.18-cuda, torchao-36027d82-cpu, torchao-36027d82-cuda (any mode); modelopt-5a4242fa-cpu, modelopt-5a4242fa-cuda (mode rceil); microxcaling-7bc41952-nearest, microxcaling-7bc41952-even, microxcaling-7bc41952-floor (mode floor); compressed-tensors-ac8e2ba8-cpu, compressed-tensors-ac8e2ba8-cuda (mode even)",
 			"input":   inputParam,
 		},
 		Defaults: Params{"mode": e8m0.Floor.Name, "profile": fp4.NVIDIA.Name, "input": "fp32"},
-		Choices:  map[string][]Choice{"mode": scaleModeChoices(), "profile": fp4Choices()},
+		Choices:  map[string][]Choice{"mode": scaleModeChoices(), "profile": mxfp4ProfileChoices()},
 		Inputs:   []string{"x"},
 		Outputs:  []string{"packed", "scales"},
 		Run:      runMXFP4Quantize,
@@ -39,8 +39,11 @@ func runMXFP4Quantize(p Params, in Tensors) (Tensors, error) {
 	if err != nil {
 		return nil, err
 	}
-	prof, err := blkFP4Profile(p)
-	if err != nil {
+	opt := mxfp4.Options{Mode: mode}
+	if r, ok := mxfp4.LookupRecipe(p["profile"]); ok {
+		opt.Recipe = r
+		opt.Input, _ = mxfp4.LookupInput(p.Get("input", "fp32")) // widenInput checks it
+	} else if opt.FP4, err = blkFP4Profile(p); err != nil {
 		return nil, err
 	}
 	x, err := widenInput(p, in["x"])
@@ -54,7 +57,7 @@ func runMXFP4Quantize(p Params, in Tensors) (Tensors, error) {
 	if k%mxfp4.BlockSize != 0 {
 		return nil, fmt.Errorf("tensor \"x\": K = %d is not a multiple of %d", k, mxfp4.BlockSize)
 	}
-	q, err := mxfp4.Quantize(x.F32(), m, k, mxfp4.Options{Mode: mode, FP4: prof})
+	q, err := mxfp4.Quantize(x.F32(), m, k, opt)
 	if err != nil {
 		return nil, err
 	}
@@ -92,4 +95,14 @@ func runMXFP4Dequantize(p Params, in Tensors) (Tensors, error) {
 		return nil, err
 	}
 	return Tensors{"y": tensor.FromF32([]int{m, k}, y)}, nil
+}
+
+// mxfp4ProfileChoices are the E2M1 element profiles and the recorded
+// library recipes.
+func mxfp4ProfileChoices() []Choice {
+	cs := fp4Choices()
+	for _, r := range mxfp4.Recipes() {
+		cs = append(cs, Choice{r.Name, r.Summary, r.Source})
+	}
+	return cs
 }
