@@ -78,8 +78,8 @@ func (f Fields) Describe(code uint32) string {
 // random and decode cases, the vendor suites (float32, fp16 and bf16
 // inputs, and decoding), the diagnosis's code alternatives, the demo, the
 // semantics tables, the ecosystem page's order and the CLI's format list
-// are derived from it, and a test in internal/facets fails, naming the
-// facet, when one of them is missing for a declared format.
+// are derived from it, and cmd/bitexact's TestFormatFacets fails, naming
+// the facet, when one of them is missing for a declared format.
 type Format struct {
 	// Name is the format's name in conversion names and logical tensor
 	// formats: "e2m1", "e4m3", "e5m2", "e8m0", "bf16", "fp16".
