@@ -339,15 +339,22 @@ func tieTo(away bool) func(cf codeFormat, x float32, c uint16) uint16 {
 		if !isFinite(x) || !isFinite(v) {
 			return c
 		}
+		from := c
+		if neg := math.Signbit(float64(x)); neg != (c&cf.sign != 0) {
+			if v != 0 || !neg {
+				return c
+			}
+			// A format without -0 (FNUZ) answers a negative input with
+			// the zero code 0x00: its neighbours are those of the
+			// input's sign.
+			from = c | cf.sign
+		}
 		for _, dir := range []int{-1, 1} {
-			n, ok := neighbour(cf, c, dir)
+			n, ok := neighbour(cf, from, dir)
 			if !ok {
 				continue
 			}
 			w := cf.decode(n)
-			if math.Signbit(float64(x)) != (c&cf.sign != 0) {
-				continue
-			}
 			if mid := (math.Abs(float64(v)) + math.Abs(float64(w))) / 2; mid != math.Abs(float64(x)) {
 				continue
 			}

@@ -294,6 +294,48 @@ func fp8Format(f fp8.Format, title, code string, seed uint64, specials, decodeNo
 		Seed: seed, Rationale: "docs/rationale/fp8-e8m0-half.md"}
 }
 
+// A Profile is one named encoding rule of a format declared in a file of
+// its own (declare): its encoder, with the Summary and Source a
+// Conversion carries.
+type Profile struct {
+	Name string
+	// Summary says in one line what the profile does at the edges.
+	Summary string
+	// Source names the implementation the profile reproduces (run) or the
+	// specification it states.
+	Source string
+	Encode func(float32) uint8
+}
+
+// declared holds the profiles of the formats added by declare, by format
+// name, in declaration order; init builds their conversions after those
+// of the formats above.
+var declared = map[string][]Profile{}
+
+// declare adds format f, of at most 8 bits, with its profiles (the first
+// canonical) to the reference: a format of its own file (fp6.go, fnuz.go)
+// is this one call, and everything derived from Formats and All picks it
+// up. It panics on a duplicate or incomplete declaration, a programming
+// error that every test of the package reports.
+func declare(f Format, profiles ...Profile) Format {
+	switch {
+	case f.Name == "" || f.Title == "" || f.Code == "" || f.Family == "" || f.Rationale == "":
+		panic("unary: format " + f.Name + " is declared without a name, title, code, family or rationale")
+	case f.Fields.Bits() > 8 || f.Decode == nil:
+		panic("unary: format " + f.Name + ": a declared format has a decoder and at most 8 bits")
+	case len(profiles) == 0:
+		panic("unary: format " + f.Name + " is declared without a profile")
+	}
+	for _, g := range formats {
+		if g.Name == f.Name || g.Seed == f.Seed {
+			panic("unary: format " + f.Name + " repeats the name or the seed of " + g.Name)
+		}
+	}
+	formats = append(formats, f)
+	declared[f.Name] = profiles
+	return f
+}
+
 // Formats returns every code format, in the order of All's conversions.
 func Formats() []Format { return append([]Format(nil), formats...) }
 
