@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/bitexact/bitexact/bitexacttest"
+	"github.com/bitexact/bitexact/golden"
 	"github.com/bitexact/bitexact/refimpl/fp8"
 	"github.com/bitexact/bitexact/refimpl/half"
 	"github.com/bitexact/bitexact/refimpl/ops"
@@ -79,7 +80,7 @@ func TestUnary(t *testing.T) {
 				"x = NaN (0xff800001): want 0x07 = 6 [s=0 e=11 m=1], got 0x0f = -6 [s=1 e=11 m=1]",
 				"conforms to cutlass, sw-sm121; differs from ggml on 5807, ml_dtypes on 47, nvidia on 24",
 				"diagnosis: explained by profile:cutlass",
-				"golden set 2026.11-3, manifest sha256:",
+				"golden set " + golden.SuiteVersion + ", manifest sha256:",
 			}},
 		{"one-tie-away", func(tb testing.TB) { bitexacttest.Unary(tb, "e2m1/nvidia", tieAt2_5, sampled()) }, "error",
 			[]string{

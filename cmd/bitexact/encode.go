@@ -31,7 +31,7 @@ needs --block.`
 
 func runEncode(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("encode", "encode [--format F] [--block nvfp4|mxfp4 [--profile P]] VALUE...", encodeHelp, stderr)
-	format := fs.String("format", "", "only this format (e2m1, e4m3, e5m2, e8m0, bf16, fp16)")
+	format := fs.String("format", "", "only this format ("+strings.Join(formatNames(), ", ")+")")
 	block := fs.String("block", "", "quantize the values as one block: nvfp4 or mxfp4")
 	profile := fs.String("profile", "", "with --block: the profile parameter of the quantize op (default: the op's default)")
 	if st, ok := parse(fs, valuesLast(fs, args)); !ok {
@@ -165,3 +165,12 @@ func asNumError(err error, ne **strconv.NumError) bool {
 // fmtValue prints a float32 exactly (shortest round-trip form), keeping
 // the sign of zero and NaN.
 func fmtValue(v float32) string { return unary.FormatValue(v) }
+
+// formatNames lists the code formats of the reference, in unary's order.
+func formatNames() []string {
+	var n []string
+	for _, f := range unary.Formats() {
+		n = append(n, f.Name)
+	}
+	return n
+}

@@ -46,7 +46,7 @@ conversion, DIR/<harness>/records/<id>.json.`
 func runRecord(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("record", "record [flags]", recordHelp, stderr)
 	var p record.Provenance
-	format := fs.String("format", "", "code format of the streamed outputs (fp16, bf16, e2m1, e4m3, e5m2, e8m0)")
+	format := fs.String("format", "", "code format of the streamed outputs ("+strings.Join(formatNames(), ", ")+")")
 	table := fs.String("table", "", "record a table op instead (e8m0.decode)")
 	in := fs.String("in", "-", "file of outputs (- for stdin)")
 	out := fs.String("out", "", "record file to write")

@@ -49,15 +49,6 @@ func runSemantics(ctx context.Context, args []string, stdout, stderr io.Writer) 
 // pattern) group; the group's full count is printed beside it.
 const examplesPerGroup = 3
 
-var formatTitles = map[string]string{
-	"e2m1": "FP4 E2M1",
-	"e4m3": "FP8 E4M3",
-	"e5m2": "FP8 E5M2",
-	"e8m0": "E8M0 (UE8M0 scale)",
-	"bf16": "BF16",
-	"fp16": "FP16 (IEEE binary16)",
-}
-
 func semanticsDoc() []byte {
 	var b bytes.Buffer
 	w := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
@@ -85,9 +76,9 @@ func semanticsDoc() []byte {
 	}
 	for _, f := range formats {
 		convs := byFormat[f]
-		title := formatTitles[f]
-		if title == "" {
-			title = f
+		title := f
+		if uf, err := unary.LookupFormat(f); err == nil && uf.Title != "" {
+			title = uf.Title
 		}
 		w("\n## %s\n\n", title)
 		w("| profile | source |\n|---|---|\n")

@@ -85,8 +85,7 @@ func Alternatives(s *suite.Suite, against string) []Alternative {
 	if has16BitOutputs(s) {
 		alts = append(alts, widenedAlternatives(s, against)...)
 	}
-	switch s.Op {
-	case "e2m1.encode", "fp8.encode", "bf16.encode", "fp16.encode":
+	if encodesSignedFormat(s.Op) {
 		alts = append(alts, unaryAlternatives()...)
 	}
 	alts = append(alts, Alternative{Class: "ftz-inputs", Doc: "float32 subnormal inputs flushed to zero (FTZ/DAZ) before the reference computation",
@@ -206,25 +205,13 @@ type codeFormat struct {
 	wide bool
 }
 
-// formatOf is the code format of a unary encode op's output, built from
-// refimpl/unary's fields (fp8.encode names its format in the required
+// formatOf is the code format of a unary encode op's output, from the
+// description of the refimpl/unary format whose encode op is op and whose
+// fixed parameters p holds (fp8.encode names its format in the required
 // "format" parameter; without it there is no format to diagnose in).
 func formatOf(op string, p ops.Params) (codeFormat, bool) {
-	var name, out string
-	switch op {
-	case "e2m1.encode":
-		name, out = "e2m1", "codes"
-	case "fp8.encode":
-		name, out = p.Get("format", ""), "codes"
-	case "bf16.encode":
-		name, out = "bf16", "y"
-	case "fp16.encode":
-		name, out = "fp16", "y"
-	default:
-		return codeFormat{}, false
-	}
-	f, err := unary.LookupFormat(name)
-	if err != nil || f.Fields.Sign != 1 {
+	f, ok := encodedFormat(op, p)
+	if !ok || f.Fields.Sign != 1 {
 		return codeFormat{}, false
 	}
 	fl := f.Fields
@@ -233,9 +220,62 @@ func formatOf(op string, p ops.Params) (codeFormat, bool) {
 		mag:    1<<(fl.Exp+fl.Man) - 1,
 		man:    1<<fl.Man - 1,
 		decode: func(c uint16) float32 { return f.Decode(uint32(c)) },
-		out:    out,
+		out:    f.Encode.Output,
 		wide:   fl.Bits() > 8,
 	}, true
+}
+
+// encodedFormat finds the format that op encodes to under parameters p.
+func encodedFormat(op string, p ops.Params) (unary.Format, bool) {
+	for _, f := range unary.Formats() {
+		if f.Encode.Op == op && paramsHold(p, f.Encode.Params) {
+			return f, true
+		}
+	}
+	return unary.Format{}, false
+}
+
+// decodedFormats lists the formats whose decode op is op, with fixed
+// parameters that filter holds where filter names them (the fp8-decode
+// suite decodes both FP8 formats).
+func decodedFormats(op string, filter map[string]string) []unary.Format {
+	var fs []unary.Format
+	for _, f := range unary.Formats() {
+		if f.DecodeOp.Op != op {
+			continue
+		}
+		keep := true
+		for k, v := range filter {
+			if w, ok := f.DecodeOp.Params[k]; ok && w != v {
+				keep = false
+			}
+		}
+		if keep {
+			fs = append(fs, f)
+		}
+	}
+	return fs
+}
+
+// encodesSignedFormat reports whether op encodes to a sign-magnitude
+// format (the unary code alternatives apply to it).
+func encodesSignedFormat(op string) bool {
+	for _, f := range unary.Formats() {
+		if f.Encode.Op == op && f.Fields.Sign == 1 {
+			return true
+		}
+	}
+	return false
+}
+
+// paramsHold reports whether p has every key of want with its value.
+func paramsHold(p ops.Params, want map[string]string) bool {
+	for k, v := range want {
+		if p[k] != v {
+			return false
+		}
+	}
+	return true
 }
 
 func isFinite(v float32) bool { return !math.IsNaN(float64(v)) && !math.IsInf(float64(v), 0) }
@@ -302,15 +342,22 @@ func tieTo(away bool) func(cf codeFormat, x float32, c uint16) uint16 {
 		if !isFinite(x) || !isFinite(v) {
 			return c
 		}
+		from := c
+		if neg := math.Signbit(float64(x)); neg != (c&cf.sign != 0) {
+			if v != 0 || !neg {
+				return c
+			}
+			// A format without -0 (FNUZ) answers a negative input with
+			// the zero code 0x00: its neighbours are those of the
+			// input's sign.
+			from = c | cf.sign
+		}
 		for _, dir := range []int{-1, 1} {
-			n, ok := neighbour(cf, c, dir)
+			n, ok := neighbour(cf, from, dir)
 			if !ok {
 				continue
 			}
 			w := cf.decode(n)
-			if math.Signbit(float64(x)) != (c&cf.sign != 0) {
-				continue
-			}
 			if mid := (math.Abs(float64(v)) + math.Abs(float64(w))) / 2; mid != math.Abs(float64(x)) {
 				continue
 			}

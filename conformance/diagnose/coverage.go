@@ -5,19 +5,19 @@ import (
 
 	"github.com/bitexact/bitexact/conformance/suite"
 	"github.com/bitexact/bitexact/refimpl/awq"
-	"github.com/bitexact/bitexact/refimpl/fp8"
 	"github.com/bitexact/bitexact/refimpl/half"
 	"github.com/bitexact/bitexact/refimpl/ops"
 	"github.com/bitexact/bitexact/refimpl/tensor"
+	"github.com/bitexact/bitexact/refimpl/unary"
 )
 
 // Classes of the decoders, dequantizers and layout ops: each is a small
 // transform of the reference's outputs, or the reference rerun on inputs
 // read in another layout. Sources are in the docs and in RATIONALE.md.
 
-// decodeOps are the ops whose float outputs are a pure function of codes.
+// decodeOps are the ops besides the code formats' decoders (refimpl/unary
+// Format.DecodeOp) whose float outputs are a pure function of codes.
 var decodeOps = map[string]bool{
-	"e2m1.decode": true, "fp8.decode": true, "e8m0.decode": true,
 	"nvfp4.dequantize": true, "mxfp4.dequantize": true,
 	"ggml.mxfp4.dequantize": true, "ggml.q8_1.dequantize": true,
 	"awq.dequantize": true,
@@ -33,7 +33,9 @@ var dequantOps = map[string]bool{
 // unpack and layout ops of suite s.
 func coverageAlternatives(s *suite.Suite) []Alternative {
 	var alts []Alternative
-	if decodeOps[s.Op] {
+	// The code formats that s decodes, if it is a format's decoder.
+	formats := decodedFormats(s.Op, s.Filter)
+	if decodeOps[s.Op] || len(formats) > 0 {
 		alts = append(alts, Alternative{Class: "negative-zero-cleared", Doc: "results of magnitude zero always +0 (a value table or integer LUT with +0 at the -0 code, as ggml's kvalues_mxfp4)",
 			Compute: floatOutputs(func(f floatFormat, b uint32) uint32 {
 				if b == f.sign {
@@ -41,9 +43,10 @@ func coverageAlternatives(s *suite.Suite) []Alternative {
 				}
 				return b
 			})})
-		// E2M1 has no NaN; E2M1 and FP8 values are all normal float32s:
-		// these two would equal the reference on every input.
-		if s.Op != "e2m1.decode" {
+		// A format without NaN codes (E2M1), or whose values are all
+		// normal float32s (E2M1, FP8), would make these two equal the
+		// reference on every input.
+		if len(formats) == 0 || anyFormat(formats, unary.Format.HasNaN) {
 			alts = append(alts, Alternative{Class: "nan-sign-cleared", Doc: "every NaN result is the positive canonical NaN (0x7fc00000 / 0x7e00): the decoder drops the code's sign",
 				Compute: floatOutputs(func(f floatFormat, b uint32) uint32 {
 					if b&^f.sign > f.inf {
@@ -52,7 +55,7 @@ func coverageAlternatives(s *suite.Suite) []Alternative {
 					return b
 				})})
 		}
-		if s.Op != "e2m1.decode" && s.Op != "fp8.decode" {
+		if len(formats) == 0 || anyFormat(formats, unary.Format.HasSubnormalValues) {
 			alts = append(alts, Alternative{Class: "ftz-outputs", Doc: "subnormal results flushed to zero of the same sign (FTZ on the output, or a decoder that builds the float from the exponent bits alone: 2^-127 -> 0)",
 				Compute: floatOutputs(func(f floatFormat, b uint32) uint32 {
 					if b&f.inf == 0 {
@@ -74,13 +77,14 @@ func coverageAlternatives(s *suite.Suite) []Alternative {
 			})})
 	}
 	alts = append(alts, layoutAlternatives(s)...)
-	switch s.Op {
-	case "e2m1.decode", "fp8.decode":
+	if anyFormat(formats, func(f unary.Format) bool { return f.Fields.Sign == 1 && f.Fields.Man > 0 }) {
 		alts = append(alts,
 			Alternative{Class: "subnormals-as-normal", Doc: "codes of exponent field 0 (zeros and subnormals) decoded with the normal formula 2^(0-bias)*(1+m/2^M), as a decoder without the subnormal branch does",
 				Compute: func(s *suite.Suite, t Task) (ops.Tensors, bool, error) { return naiveDecode(s, t, true, false) }},
 			Alternative{Class: "nan-as-finite", Doc: "NaN (and E5M2 infinity) codes decoded with the normal formula as finite values (E4M3 0x7F -> 480), as a decoder without the special-value branch does",
 				Compute: func(s *suite.Suite, t Task) (ops.Tensors, bool, error) { return naiveDecode(s, t, false, true) }})
+	}
+	switch s.Op {
 	case "ggml.mxfp4.dequantize":
 		alts = append(alts, Alternative{Class: "llama-adjacent-pairs", Doc: "block_mxfp4 qs read as adjacent pairs (element 2j from the low nibble of qs[j], 2j+1 from its high nibble) instead of llama.cpp's split halves (j and j+16)",
 			Compute: ggmlAdjacentRead})
@@ -161,7 +165,8 @@ func floatOutputs(f func(floatFormat, uint32) uint32) func(*suite.Suite, Task) (
 	}
 }
 
-// naiveDecode decodes E2M1 or FP8 codes with the normal-number formula
+// naiveDecode decodes the codes of a sign-magnitude format (E2M1, FP8)
+// with the normal-number formula
 // where the reference has a special case: for exponent-0 codes
 // (subnormal) and for the NaN and infinity codes (special).
 func naiveDecode(s *suite.Suite, t Task, subnormal, special bool) (ops.Tensors, bool, error) {
@@ -170,22 +175,14 @@ func naiveDecode(s *suite.Suite, t Task, subnormal, special bool) (ops.Tensors, 
 	if !ok || !okr || c.DType != tensor.U8 || ref.DType != tensor.F32 || ref.Len() != c.Len() {
 		return nil, false, nil
 	}
-	var expBits, manBits, bias int
-	var isSpecial func(uint8) bool
-	switch s.Op {
-	case "e2m1.decode":
-		expBits, manBits, bias = 2, 1, 1
-		isSpecial = func(uint8) bool { return false }
-	default:
-		f, err := fp8.LookupFormat(t.Params.Get("format", "e4m3"))
-		if err != nil {
-			return nil, false, nil
-		}
-		expBits, manBits, bias = f.ExpBits, f.ManBits, f.Bias
-		isSpecial = func(b uint8) bool {
-			return f.IsNaN(b) || f.HasInf && b&0x7f == f.Inf()
-		}
+	fs := decodedFormats(s.Op, t.Params)
+	if len(fs) != 1 || fs[0].Fields.Sign != 1 {
+		return nil, false, nil
 	}
+	f := fs[0]
+	expBits, manBits, bias := f.Fields.Exp, f.Fields.Man, f.Fields.Bias
+	// A special code is one that decodes to no finite value.
+	isSpecial := func(b uint8) bool { return !isFinite(f.Decode(uint32(b))) }
 	width := 1 + expBits + manBits
 	y := ref.F32()
 	for i, b := range c.Data {
@@ -413,4 +410,14 @@ func awqZeroPlusOneUnwrapped(s *suite.Suite, t Task) (ops.Tensors, bool, error) 
 		return ops.Tensors{"w": tensor.FromBits16(tensor.F16, []int{ic, oc}, w)}, true, nil
 	}
 	return nil, false, nil
+}
+
+// anyFormat reports whether pred holds for one of fs.
+func anyFormat(fs []unary.Format, pred func(unary.Format) bool) bool {
+	for _, f := range fs {
+		if pred(f) {
+			return true
+		}
+	}
+	return false
 }

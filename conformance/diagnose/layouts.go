@@ -51,22 +51,6 @@ func layoutAlternatives(s *suite.Suite) []Alternative {
 	return nil
 }
 
-// cutlassOffset is the offset of logical metadata element (r, c) in the
-// CUTLASS layout (refimpl/sparse24 reorder.go states the formula), with
-// the 2x2 swap optional.
-func cutlassOffset(r, c, rows, group, interweave int, swap bool) int {
-	rr := r/group*group + (r%8)*interweave + (r%group)/8
-	cc := c
-	if swap {
-		if rr%2 == 0 && c%2 == 1 {
-			rr, cc = rr+1, c-1
-		} else if rr%2 == 1 && c%2 == 0 {
-			rr, cc = rr-1, c+1
-		}
-	}
-	return (cc/2)*rows*2 + rr*2 + cc%2
-}
-
 // reorderAs is sparse24.reorder_meta with the 2x2 swap (swap) and the row
 // grouping of the other metadata width (other).
 func reorderAs(t Task, swap, other bool) (ops.Tensors, bool, error) {
@@ -76,11 +60,14 @@ func reorderAs(t Task, swap, other bool) (ops.Tensors, bool, error) {
 	}
 	n, k := m.Shape[0], 8*m.Shape[1]
 	wide := t.Params.Get("dtype", "int16") == "int32"
-	group, inter := 32, 4
+	// The layout of refimpl/sparse24 with the fault: another width's
+	// grouping, or the swap left out.
+	l := sparse24.Meta16
 	if wide != other {
-		group, inter = 16, 2
+		l = sparse24.Meta32
 	}
-	if n%group != 0 {
+	l.Swap = swap
+	if n%l.Group != 0 {
 		return nil, false, nil
 	}
 	if wide {
@@ -95,7 +82,7 @@ func reorderAs(t Task, swap, other bool) (ops.Tensors, bool, error) {
 		o := make([]uint32, len(v))
 		for r := 0; r < n; r++ {
 			for c := 0; c < cols; c++ {
-				o[cutlassOffset(r, c, n, group, inter, swap)] = v[r*cols+c]
+				o[l.Offset(r, c, n)] = v[r*cols+c]
 			}
 		}
 		return ops.Tensors{"meta_reordered": tensor.FromBits32(tensor.I32, []int{n, cols}, o)}, true, nil
@@ -111,7 +98,7 @@ func reorderAs(t Task, swap, other bool) (ops.Tensors, bool, error) {
 	o := make([]uint16, len(v))
 	for r := 0; r < n; r++ {
 		for c := 0; c < cols; c++ {
-			o[cutlassOffset(r, c, n, group, inter, swap)] = v[r*cols+c]
+			o[l.Offset(r, c, n)] = v[r*cols+c]
 		}
 	}
 	return ops.Tensors{"meta_reordered": tensor.FromBits16(tensor.I16, []int{n, cols}, o)}, true, nil
@@ -126,6 +113,8 @@ func unreorderNoSwap(s *suite.Suite, t Task) (ops.Tensors, bool, error) {
 	n, cols := m.Shape[0], m.Shape[1]
 	var meta []uint8
 	var err error
+	noSwap16, noSwap32 := sparse24.Meta16, sparse24.Meta32
+	noSwap16.Swap, noSwap32.Swap = false, false
 	switch m.DType {
 	case tensor.I16:
 		if n%32 != 0 {
@@ -135,7 +124,7 @@ func unreorderNoSwap(s *suite.Suite, t Task) (ops.Tensors, bool, error) {
 		o := make([]uint16, len(v))
 		for r := 0; r < n; r++ {
 			for c := 0; c < cols; c++ {
-				o[r*cols+c] = v[cutlassOffset(r, c, n, 32, 4, false)]
+				o[r*cols+c] = v[noSwap16.Offset(r, c, n)]
 			}
 		}
 		meta, err = sparse24.MetaFrom16(o, n, 16*cols)
@@ -147,7 +136,7 @@ func unreorderNoSwap(s *suite.Suite, t Task) (ops.Tensors, bool, error) {
 		o := make([]uint32, len(v))
 		for r := 0; r < n; r++ {
 			for c := 0; c < cols; c++ {
-				o[r*cols+c] = v[cutlassOffset(r, c, n, 16, 2, false)]
+				o[r*cols+c] = v[noSwap32.Offset(r, c, n)]
 			}
 		}
 		meta, err = sparse24.MetaFrom32(o, n, 32*cols)

@@ -9,6 +9,8 @@ package ptxabi
 import (
 	"fmt"
 	"strings"
+
+	"github.com/bitexact/bitexact/refimpl/unary"
 )
 
 // ABI is one kernel calling convention.
@@ -40,13 +42,13 @@ const gridStride = "1-D: blockDim (256,1,1), gridDim (min(ceil(W/256), 65535),1,
 func abis() []ABI {
 	unary := func(format string) ABI {
 		return ABI{Name: "unary-" + format, Suite: format, Format: format,
-			DefaultClaim: map[string]string{"e4m3": "satfinite", "e5m2": "satfinite", "e8m0": "rz"}[format],
+			DefaultClaim: canonical(format),
 			Signature:    `extern "C" __global__ void NAME(const float *x, unsigned char *out, unsigned long long n)`,
 			Launch:       gridStride + "; W = n",
 			Layout:       "out[i] = " + strings.ToUpper(format) + " code of x[i], one code per byte"}
 	}
 	return []ABI{
-		{Name: "unary-e2m1", Suite: "e2m1", Format: "e2m1", Packed: true, DefaultClaim: "nvidia",
+		{Name: "unary-e2m1", Suite: "e2m1", Format: "e2m1", Packed: true, DefaultClaim: canonical("e2m1"),
 			Signature: `extern "C" __global__ void NAME(const float *x, unsigned char *out, unsigned long long n)`,
 			Launch:    gridStride + "; W = n/2 (n is even)",
 			Layout:    "out[i] = code(x[2i]) | code(x[2i+1]) << 4: two E2M1 codes per byte, element 2i in the low nibble (cvt.rn.satfinite.e2m1x2.f32 order)"},
@@ -87,3 +89,13 @@ func Lookup(name string) (ABI, error) {
 
 // Conversion is the refimpl/unary conversion of a unary ABI's profile.
 func (a ABI) Conversion(profile string) string { return a.Format + "/" + profile }
+
+// canonical is the canonical profile of a unary format, the claim a unary
+// ABI assumes when none is given.
+func canonical(format string) string {
+	f, err := unary.LookupFormat(format)
+	if err != nil {
+		panic("ptxabi: " + err.Error()) // the ABI list names only declared formats
+	}
+	return f.Canonical()
+}

@@ -19,6 +19,8 @@ import (
 
 	"github.com/bitexact/bitexact/golden"
 	"github.com/bitexact/bitexact/refimpl/gemv"
+	"github.com/bitexact/bitexact/refimpl/ops"
+	"github.com/bitexact/bitexact/refimpl/unary"
 )
 
 // parseSchedule accepts a GEMV schedule spec string (every key of
@@ -78,23 +80,16 @@ type Spec struct {
 	Doc         string
 }
 
-// Specs lists the vendor suites.
+// Specs lists the vendor suites: those of every code format, derived
+// from its description (formatSpecs), then those of the other ops.
 func Specs() []Spec {
-	return append([]Spec{
-		{Name: "e2m1", Op: "e2m1.encode", InputDTypes: map[string]string{"x": "F32"}, ProfileKeys: []string{"profile"}, Defaults: map[string]string{"profile": "nvidia"},
-			Doc: "float32 -> E2M1 code (one code per byte, low nibble)"},
+	return append(append(formatSpecs(), []Spec{
 		{Name: "e2m1-pack", Op: "e2m1.pack",
 			Doc: "E2M1 codes -> two codes per byte, element 2i in the low nibble"},
 		{Name: "e2m1-unpack", Op: "e2m1.unpack",
 			Doc: "two E2M1 codes per byte -> one code per byte, element 2i from the low nibble"},
 		{Name: "fp8", Op: "fp8.encode", InputDTypes: map[string]string{"x": "F32"}, ProfileKeys: []string{"profile"},
 			Doc: "float32 -> FP8 E4M3 and E5M2 codes (one per byte)"},
-		{Name: "e4m3", Op: "fp8.encode", InputDTypes: map[string]string{"x": "F32"}, Filter: map[string]string{"format": "e4m3"}, ProfileKeys: []string{"profile"},
-			Doc: "float32 -> FP8 E4M3 (float8_e4m3fn) codes"},
-		{Name: "e5m2", Op: "fp8.encode", InputDTypes: map[string]string{"x": "F32"}, Filter: map[string]string{"format": "e5m2"}, ProfileKeys: []string{"profile"},
-			Doc: "float32 -> FP8 E5M2 codes"},
-		{Name: "e8m0", Op: "e8m0.encode", InputDTypes: map[string]string{"x": "F32"}, ProfileKeys: []string{"rounding"},
-			Doc: "float32 -> E8M0 scale code"},
 		{Name: "e8m0-scale", Op: "e8m0.shared_scale", ProfileKeys: []string{"mode"},
 			Doc: "MX shared scale (E8M0) from a block amax, E2M1 elements"},
 		{Name: "nvfp4", Op: "nvfp4.quantize", InputDTypes: map[string]string{"x": "F32"}, ProfileKeys: []string{"recipe", "swizzle"}, Defaults: map[string]string{"recipe": "canonical", "swizzle": "0"},
@@ -153,16 +148,8 @@ func Specs() []Spec {
 			BoundKeys:   []BoundChoice{{Key: "scale_decode", Values: []string{"e4m3fn", "dgx_lut"}}},
 			BoundModels: []string{"mul32=2,round16=1,out=fp16,scale_decode=e4m3fn", "mul32=2,round16=1,out=fp16,scale_decode=dgx_lut"},
 			Doc:         "2:4-sparse NVFP4 MoE GEMV in bound mode (any float32 summation order): each output within the rigorous bound of the exact product, not bit-exact; mul32=2 for scale * global and group sum * scale, round16=1 for fp16 split-K partials"},
-		{Name: "e2m1-decode", Op: "e2m1.decode",
-			Doc: "E2M1 code (one per byte, low nibble) -> float32"},
 		{Name: "fp8-decode", Op: "fp8.decode",
 			Doc: "FP8 E4M3 and E5M2 codes -> float32 (a task per format)"},
-		{Name: "e4m3-decode", Op: "fp8.decode", Filter: map[string]string{"format": "e4m3"},
-			Doc: "FP8 E4M3 (float8_e4m3fn) code -> float32; 0x7F and 0xFF are NaN"},
-		{Name: "e5m2-decode", Op: "fp8.decode", Filter: map[string]string{"format": "e5m2"},
-			Doc: "FP8 E5M2 code -> float32"},
-		{Name: "e8m0-decode", Op: "e8m0.decode", ProfileKeys: []string{"profile"}, Defaults: map[string]string{"profile": "ocp"},
-			Doc: "E8M0 scale code -> float32 2^(c-127); 0xFF is NaN (ocp) or +Inf (ggml)"},
 		{Name: "nvfp4-dequantize", Op: "nvfp4.dequantize", ProfileKeys: []string{"recipe"}, Defaults: map[string]string{"recipe": "canonical"},
 			Doc: "NVFP4 packed E2M1 pairs, E4M3 block scales per 16 (row-major) and float32 per-tensor scale -> float32; the profile is the recipe that produced the tensor"},
 		{Name: "mxfp4-dequantize", Op: "mxfp4.dequantize",
@@ -171,14 +158,11 @@ func Specs() []Spec {
 			Doc: "llama.cpp block_mxfp4 -> float32 (dequantize_row_mxfp4)"},
 		{Name: "q8_1-dequantize", Op: "ggml.q8_1.dequantize",
 			Doc: "llama.cpp block_q8_1 -> float32"},
-		{Name: "bf16", Op: "bf16.encode", InputDTypes: map[string]string{"x": "F32"}, ProfileKeys: []string{"profile"}, Defaults: map[string]string{"profile": "rne"},
-			Doc: "float32 -> bfloat16, round to nearest even; NaN and overflow profiles rne (payload kept), canonical-nan (0x7FFF), sign-nan (sign | 0x7FC0), torch-cpu (0xFFFF), satfinite (overflow to max finite)"},
-		{Name: "fp16", Op: "fp16.encode", InputDTypes: map[string]string{"x": "F32"}, ProfileKeys: []string{"profile"}, Defaults: map[string]string{"profile": "rne"},
-			Doc: "float32 -> IEEE binary16, round to nearest even; NaN and overflow profiles rne (payload kept), canonical-nan (0x7FFF), sign-nan (sign | 0x7E00), numpy (payload kept, not quieted), satfinite (overflow to max finite)"},
-	}, halfInputSpecs()...)
+	}...), halfInputSpecs()...)
 }
 
-// halfInputSpecs are the conversion suites of fp16 and bf16 inputs: the
+// halfInputSpecs are the conversion and quantizer suites of fp16 and
+// bf16 inputs (those of every code format but the input's own type): the
 // expected code of a 16-bit input is the float32 conversion's code of its
 // exactly widened value (a bfloat16 shifted left 16; an fp16's value,
 // a NaN keeping its sign and payload, made quiet). Each reads every code of
@@ -191,25 +175,18 @@ func halfInputSpecs() []Spec {
 	for _, src := range []struct{ name, dtype string }{{"fp16", "F16"}, {"bf16", "BF16"}} {
 		in := map[string]string{"x": src.dtype}
 		from := " (" + src.name + " input widened exactly to float32, then converted)"
+		for _, f := range unary.Formats() {
+			if f.Name != src.name {
+				v = append(v, encodeSpec(f, src.name, src.dtype))
+			}
+		}
 		v = append(v,
-			Spec{Name: "e2m1-from-" + src.name, Op: "e2m1.encode", InputDTypes: in, ProfileKeys: []string{"profile"}, Defaults: map[string]string{"profile": "nvidia"},
-				Doc: src.name + " -> E2M1 code (one code per byte, low nibble)" + from},
-			Spec{Name: "e4m3-from-" + src.name, Op: "fp8.encode", InputDTypes: in, Filter: map[string]string{"format": "e4m3"}, ProfileKeys: []string{"profile"},
-				Doc: src.name + " -> FP8 E4M3 (float8_e4m3fn) code" + from},
-			Spec{Name: "e5m2-from-" + src.name, Op: "fp8.encode", InputDTypes: in, Filter: map[string]string{"format": "e5m2"}, ProfileKeys: []string{"profile"},
-				Doc: src.name + " -> FP8 E5M2 code" + from},
-			Spec{Name: "e8m0-from-" + src.name, Op: "e8m0.encode", InputDTypes: in, ProfileKeys: []string{"rounding"},
-				Doc: src.name + " -> E8M0 scale code" + from},
 			Spec{Name: "nvfp4-from-" + src.name, Op: "nvfp4.quantize", InputDTypes: in, ProfileKeys: []string{"recipe", "swizzle"}, Defaults: map[string]string{"recipe": "canonical", "swizzle": "0"},
 				Doc: "NVFP4 quantize of " + src.name + " activations: packed E2M1 pairs, E4M3 block scales per 16, float32 per-tensor scale" + from},
 			Spec{Name: "mxfp4-from-" + src.name, Op: "mxfp4.quantize", InputDTypes: in, ProfileKeys: []string{"mode", "profile"}, Defaults: map[string]string{"mode": "floor", "profile": "nvidia"},
 				Doc: "MXFP4 quantize of " + src.name + " activations: packed E2M1 pairs, E8M0 scale per 32" + from})
 	}
-	return append(v,
-		Spec{Name: "fp16-from-bf16", Op: "fp16.encode", InputDTypes: map[string]string{"x": "BF16"}, ProfileKeys: []string{"profile"}, Defaults: map[string]string{"profile": "rne"},
-			Doc: "bfloat16 -> IEEE binary16 (bf16 input widened exactly to float32, then converted), profiles as suite fp16"},
-		Spec{Name: "bf16-from-fp16", Op: "bf16.encode", InputDTypes: map[string]string{"x": "F16"}, ProfileKeys: []string{"profile"}, Defaults: map[string]string{"profile": "rne"},
-			Doc: "IEEE binary16 -> bfloat16 (fp16 input widened exactly to float32, then converted), profiles as suite bf16"})
+	return v
 }
 
 // Names lists the suite names.
@@ -509,3 +486,55 @@ func ResultFile(task string) string { return task + ".safetensors" }
 // InputFile is the name of a task's input file inside an export
 // directory.
 func InputFile(task string) string { return "inputs/" + task + ".safetensors" }
+
+// formatSpecs are the suites of every code format of refimpl/unary, from
+// its description: its float32 conversion and, where the golden set has
+// decode cases, its decoder.
+func formatSpecs() []Spec {
+	var enc, dec []Spec
+	for _, f := range unary.Formats() {
+		enc = append(enc, encodeSpec(f, "", "F32"))
+		if d := f.DecodeOp; d.NoGolden == "" {
+			s := Spec{Name: f.Name + "-decode", Op: d.Op, Filter: f.DecodeParams(),
+				Doc: f.Code + " -> float32" + d.SuiteNote}
+			if len(s.Filter) == 0 {
+				s.Filter = nil
+			}
+			if d.ProfileParam != "" {
+				s.ProfileKeys = []string{d.ProfileParam}
+				s.Defaults = map[string]string{d.ProfileParam: d.Profiles[0].Name}
+			}
+			dec = append(dec, s)
+		}
+	}
+	return append(enc, dec...)
+}
+
+// encodeSpec is the suite of format f's conversion of float32 x (from
+// "") or of fp16 or bf16 x (from "fp16", "bf16", the input's dtype).
+func encodeSpec(f unary.Format, from, dtype string) Spec {
+	e := f.Encode
+	s := Spec{Name: f.Name, Op: e.Op, InputDTypes: map[string]string{"x": dtype}, Filter: copyParams(e.Params),
+		ProfileKeys: []string{e.ProfileParam}, Doc: "float32 -> " + f.Code + e.SuiteNote}
+	if len(s.Filter) == 0 {
+		s.Filter = nil
+	}
+	if op, err := ops.Lookup(e.Op); err == nil {
+		if v, ok := op.Default(e.ProfileParam); ok {
+			s.Defaults = map[string]string{e.ProfileParam: v}
+		}
+	}
+	if from != "" {
+		s.Name += "-from-" + from
+		s.Doc = from + " -> " + f.Code + " (" + from + " input widened exactly to float32, then converted)"
+	}
+	return s
+}
+
+func copyParams(p map[string]string) map[string]string {
+	q := make(map[string]string, len(p))
+	for k, v := range p {
+		q[k] = v
+	}
+	return q
+}

@@ -15,9 +15,10 @@ import (
 	"github.com/bitexact/bitexact/refimpl/tensor"
 )
 
-// Shapes of the seeded cases. The issue asks for realistic shapes (K=2048,
-// N=512, 10 experts; 4096x11776 for the MXFP4 GEMV); the committed set must
-// stay well under 20 MB, so the largest are reduced as noted per input set.
+// Shapes of the seeded cases: realistic where the bytes allow (K=2048,
+// N=512, 10 experts); the committed set is embedded in every binary, so
+// the largest (4096x11776 for the MXFP4 GEMV) are reduced as noted per
+// input set.
 const (
 	matM, matK = 128, 2048 // quantizer input: 128 rows of a K=2048 layer
 	vecLen     = 32768     // ggml 1-D quantizer input: 1024 blocks of 32

@@ -1,18 +1,20 @@
 package catalog
 
 import (
+	"fmt"
+	"strings"
+
 	"github.com/bitexact/bitexact/refimpl/awq"
 	"github.com/bitexact/bitexact/refimpl/nvfp4"
 	"github.com/bitexact/bitexact/refimpl/ops"
 	"github.com/bitexact/bitexact/refimpl/sparse24"
 	"github.com/bitexact/bitexact/refimpl/tensor"
+	"github.com/bitexact/bitexact/refimpl/unary"
 )
 
 // decodeCatalog lists decoders, dequantizers and layout ops: every code where a format is
 // small enough (all 16 E2M1 codes, all 256 bytes), else uniformly random
-// bytes (which include NaN and extreme scales). BF16/FP16 decoding (an
-// exact widening) has no golden case: 0.8 MB for what refimpl/half's tests
-// already pin.
+// bytes (which include NaN and extreme scales).
 func decodeCatalog() ([]Inputs, []Case) {
 	var t table
 	seq := func(n int) []uint8 {
@@ -22,31 +24,14 @@ func decodeCatalog() ([]Inputs, []Case) {
 		}
 		return b
 	}
-	t.addInputs(Inputs{Name: "codes.e2m1.all", Description: "codes U8 [16]: every E2M1 code, one per byte",
-		Make: func(uint64) (ops.Tensors, error) {
-			t := tensor.FromU8([]int{16}, seq(16))
-			t.Logical = "e2m1"
-			return ops.Tensors{"codes": t}, nil
-		}})
-	t.addInputs(Inputs{Name: "codes.u8.all", Description: "codes U8 [256]: every byte",
-		Make: func(uint64) (ops.Tensors, error) {
-			return ops.Tensors{"codes": tensor.FromU8([]int{256}, seq(256))}, nil
-		}})
+	formatDecodeCases(&t, seq)
 	t.addInputs(Inputs{Name: "packed.e2m1x2.all", Description: "packed U8 [256]: every byte as a pair of E2M1 codes",
 		Make: func(uint64) (ops.Tensors, error) {
 			t := tensor.FromU8([]int{256}, seq(256))
 			t.Logical = "e2m1x2"
 			return ops.Tensors{"packed": t}, nil
 		}})
-	t.addCase(Case{Name: "e2m1.decode.all", Family: "e2m1", Op: "e2m1.decode", Inputs: "codes.e2m1.all", Description: "every E2M1 code to float32"})
 	t.addCase(Case{Name: "e2m1.unpack.all", Family: "e2m1", Op: "e2m1.unpack", Inputs: "packed.e2m1x2.all", Description: "every byte to its two E2M1 codes, low nibble first"})
-	for _, f := range []string{"e4m3", "e5m2"} {
-		t.addCase(Case{Name: f + ".decode.all", Family: "fp8", Op: "fp8.decode", Params: ops.Params{"format": f}, Inputs: "codes.u8.all",
-			Description: "every " + f + " code to float32"})
-	}
-	t.addCase(Case{Name: "e8m0.decode.all", Family: "e8m0", Op: "e8m0.decode", Inputs: "codes.u8.all", Description: "every E8M0 code to float32"})
-	t.addCase(Case{Name: "e8m0.decode.all.ggml", Family: "e8m0", Op: "e8m0.decode", Params: ops.Params{"profile": "ggml"}, Inputs: "codes.u8.all",
-		Description: "every E8M0 code to float32 as ggml_e8m0_to_fp32 decodes it (0xFF -> +Inf)"})
 
 	random := func(r *RNG, n int) []uint8 {
 		b := make([]uint8, n)
@@ -251,4 +236,53 @@ func decodeCatalog() ([]Inputs, []Case) {
 			Description: "exact y = W x with its rounding bound, " + name[len("gemv.exact."):]})
 	}
 	return t.inputs, t.cases
+}
+
+// formatDecodeCases adds, for every format of refimpl/unary whose decoder
+// has golden cases (unary.DecodeOp.NoGolden says why BF16 and FP16 have
+// none), one case per decode profile on every code: codes.u8.all (every
+// byte) for an 8-bit format, codes.NAME.all (every code, one per byte,
+// logical NAME) for a narrower one.
+func formatDecodeCases(t *table, seq func(int) []uint8) {
+	added := map[string]bool{}
+	for _, f := range unary.Formats() {
+		d := f.DecodeOp
+		if d.NoGolden != "" {
+			continue
+		}
+		bits := f.Fields.Bits()
+		in := "codes.u8.all"
+		if bits < 8 {
+			in = "codes." + f.Name + ".all"
+		}
+		if !added[in] {
+			added[in] = true
+			n, logical := 1<<bits, f.Name
+			desc := fmt.Sprintf("codes U8 [%d]: every %s code, one per byte", n, strings.ToUpper(f.Name))
+			if bits == 8 {
+				logical, desc = "", "codes U8 [256]: every byte"
+			}
+			t.addInputs(Inputs{Name: in, Description: desc,
+				Make: func(uint64) (ops.Tensors, error) {
+					c := tensor.FromU8([]int{n}, seq(n))
+					c.Logical = logical
+					return ops.Tensors{d.Input: c}, nil
+				}})
+		}
+		profiles := d.Profiles
+		if len(profiles) == 0 {
+			profiles = []unary.DecodeProfile{{Doc: d.Doc}}
+		}
+		for i, p := range profiles {
+			name, params := f.Name+".decode.all", ops.Params(f.DecodeParams())
+			if i > 0 {
+				name += "." + p.Name
+				params[d.ProfileParam] = p.Name
+			}
+			if len(params) == 0 {
+				params = nil
+			}
+			t.addCase(Case{Name: name, Family: f.Family, Op: d.Op, Params: params, Inputs: in, Description: p.Doc})
+		}
+	}
 }

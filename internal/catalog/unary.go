@@ -9,41 +9,19 @@ import (
 	"github.com/bitexact/bitexact/refimpl/unary"
 )
 
-// unaryOp names the registered op and parameters that compute conversion
-// c on a tensor "x" of float32, or ok=false when no op does.
-func unaryOp(c unary.Conversion) (op string, p ops.Params, ok bool) {
-	switch c.Format {
-	case "e2m1":
-		return "e2m1.encode", ops.Params{"profile": c.Profile}, true
-	case "e4m3", "e5m2":
-		return "fp8.encode", ops.Params{"format": c.Format, "profile": c.Profile}, true
-	case "e8m0":
-		return "e8m0.encode", ops.Params{"rounding": c.Profile}, true
-	case "bf16", "fp16":
-		return c.Format + ".encode", ops.Params{"profile": c.Profile}, true
+// unaryOp names the op and parameters that compute conversion c on a
+// tensor "x" of float32, and the family of its cases, from the format's
+// description (refimpl/unary.Format.Encode).
+func unaryOp(c unary.Conversion) (op string, p ops.Params, family string) {
+	f, err := unary.LookupFormat(c.Format)
+	if err != nil {
+		panic("golden: conversion " + c.Name + " of no declared format") // unary builds every conversion from a format
 	}
-	return "", nil, false
-}
-
-// unaryFamily is the report family of a format.
-func unaryFamily(format string) string {
-	switch format {
-	case "e4m3", "e5m2":
-		return "fp8"
-	case "bf16", "fp16":
-		return "half"
-	}
-	return format
+	return f.Encode.Op, ops.Params(f.EncodeParams(c.Profile)), f.Family
 }
 
 // Unary random inputs per format.
 const unaryRandom = 16384
-
-// unarySeed offsets each format's random inputs' seed (from 0x5eed0000) by
-// the index its first conversion had in unary.All() when the seeds were
-// fixed (suite 2026.11-2), so that a profile added later does not move
-// another format's inputs.
-var unarySeed = map[string]uint64{"e2m1": 0, "e4m3": 6, "e5m2": 8, "e8m0": 10, "bf16": 14, "fp16": 16}
 
 // unaryCatalog lists, for every format with a unary conversion, its edge
 // inputs and random inputs, and one case per profile and input set.
@@ -51,16 +29,11 @@ func unaryCatalog() ([]Inputs, []Case) {
 	var t table
 	seen := map[string]bool{}
 	for _, c := range unary.All() {
-		op, params, ok := unaryOp(c)
-		if !ok {
-			continue
-		}
+		op, params, family := unaryOp(c)
 		if !seen[c.Format] {
 			seen[c.Format] = true
-			seed, known := unarySeed[c.Format]
-			if !known {
-				panic("golden: no random seed for unary format " + c.Format) // a new format needs one
-			}
+			f, _ := unary.LookupFormat(c.Format)
+			seed := f.Seed
 			conv := c
 			t.addInputs(Inputs{
 				Name: "edges." + c.Format,
@@ -100,7 +73,7 @@ func unaryCatalog() ([]Inputs, []Case) {
 		for _, set := range []string{"edges", "random"} {
 			t.addCase(Case{
 				Name:        fmt.Sprintf("%s.%s.%s", c.Format, set, c.Profile),
-				Family:      unaryFamily(c.Format),
+				Family:      family,
 				Op:          op,
 				Params:      params,
 				Inputs:      set + "." + c.Format,

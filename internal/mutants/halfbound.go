@@ -220,7 +220,7 @@ func halfBoundCatalog() []Mutant {
 			Doc: "fp16 GEMV accumulating in fp16 (__hfma2-style half2 accumulation, as llama.cpp's GGML_CUDA_F16 paths) where float32 accumulation is declared",
 			Run: gemvAccumulate(true)},
 		{Name: "gemv-mxfp4-bound-tail-dropped", Suite: "gemv-mxfp4-bound", Claim: "mul32=2,round16=0,out=fp32", Class: "",
-			Doc: "MXFP4 GEMV whose split-K loses the last K block (issue 17 §2: tail blocks): the mmvq order on activations with the last block zeroed",
+			Doc: "MXFP4 GEMV whose split-K loses the last K block (a lost tail block): the mmvq order on activations with the last block zeroed",
 			Run: onlyY(dropLastActBlock("gemv.mxfp4_q8_1", ops.Params{"schedule": "mmvq"}))},
 		{Name: "gemv-awq-bound-half-accumulation", Suite: "gemv-awq-bound", Claim: "mul32=0,round16=0,out=fp32", Class: "",
 			Doc: "AWQ GEMV accumulating in fp16 where a float32 accumulator is declared",

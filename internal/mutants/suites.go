@@ -14,9 +14,9 @@ import (
 	"github.com/bitexact/bitexact/refimpl/tensor"
 )
 
-// Mutants of the decoders, dequantizers, layout ops and the suites added
-// for issue 17. Each Doc names the public code or report that went wrong
-// the same way.
+// Mutants of the decoders, dequantizers, layout ops, the AWQ quantizers
+// and the fp16/bf16-input suites. Each Doc names the public code or report
+// that went wrong the same way.
 
 // mapF32 rewrites every element of the F32 output name.
 func mapF32(name string, f func(uint32) uint32) func(ops.Tensors) ops.Tensors {
@@ -156,33 +156,14 @@ func awqDequant(order [8]int, zeroPlus int, negZero, zeroIgnored bool) func(ops.
 	}
 }
 
-// reorderOffset is sparse24.reorder_meta's CUTLASS offset with the 2x2
-// column swap optionally left out and the row grouping chosen by the
-// caller (group, interweave: 32, 4 for 16-bit metadata; 16, 2 for 32-bit).
-func reorderOffset(r, c, rows, group, interweave int, swap bool) int {
-	rr := r/group*group + (r%8)*interweave + (r%group)/8
-	cc := c
-	if swap {
-		tr, bl := 0, 0
-		if rr%2 == 0 && c%2 == 1 {
-			tr = 1
-		}
-		if rr%2 == 1 && c%2 == 0 {
-			bl = 1
-		}
-		rr += tr - bl
-		cc = c - tr + bl
-	}
-	return (cc/2)*rows*2 + rr*2 + cc%2
-}
-
-// reorderMeta is sparse24.reorder_meta written out with reorderOffset's
-// choices (wide: 32-bit metadata).
-func reorderMeta(wide bool, group, interweave int, swap bool) func(ops.Params, ops.Tensors) (ops.Tensors, error) {
+// reorderMeta is sparse24.reorder_meta written out with layout l, one of
+// refimpl/sparse24's layouts with a field changed (wide: 32-bit
+// metadata).
+func reorderMeta(wide bool, l sparse24.MetaReorder) func(ops.Params, ops.Tensors) (ops.Tensors, error) {
 	return func(p ops.Params, in ops.Tensors) (ops.Tensors, error) {
 		m := in["meta"]
 		n, k := m.Shape[0], 8*m.Shape[1]
-		at := func(r, c int) int { return reorderOffset(r, c, n, group, interweave, swap) }
+		at := func(r, c int) int { return l.Offset(r, c, n) }
 		if wide {
 			v, err := sparse24.MetaTo32(m.Data, n, k)
 			if err != nil {
@@ -196,6 +177,12 @@ func reorderMeta(wide bool, group, interweave int, swap bool) func(ops.Params, o
 		}
 		return ops.Tensors{"meta_reordered": tensor.FromBits16(tensor.I16, []int{n, k / 16}, permuted(v, n, k/16, at))}, nil
 	}
+}
+
+// withoutSwap is layout l without its 2x2 swap.
+func withoutSwap(l sparse24.MetaReorder) sparse24.MetaReorder {
+	l.Swap = false
+	return l
 }
 
 // permuted moves element (r, c) of the n x cols row-major v to at(r, c).
@@ -215,9 +202,10 @@ func unreorderNoSwap(p ops.Params, in ops.Tensors) (ops.Tensors, error) {
 	n, cols := m.Shape[0], m.Shape[1]
 	v := m.Bits16()
 	o := make([]uint16, len(v))
+	l := withoutSwap(sparse24.Meta16)
 	for r := 0; r < n; r++ {
 		for c := 0; c < cols; c++ {
-			o[r*cols+c] = v[reorderOffset(r, c, n, 32, 4, false)]
+			o[r*cols+c] = v[l.Offset(r, c, n)]
 		}
 	}
 	b, err := sparse24.MetaFrom16(o, n, 16*cols)
@@ -227,41 +215,54 @@ func unreorderNoSwap(p ops.Params, in ops.Tensors) (ops.Tensors, error) {
 	return ops.Tensors{"meta": tensor.FromU8([]int{n, 2 * cols}, b)}, nil
 }
 
-// swizzleOffset is the 128x4 scale layout's offset with its faults:
-// nKtFloor rounds the tile count down, rowMajorTile stores each 128x4 tile
-// row-major instead of the 32x4x4 interleave, colMajorTile column-major.
-func swizzleOffset(m, k, sfCols int, nKtFloor, rowMajorTile bool, colMajorTile ...bool) int {
+// swizzleFault is one way of getting the 128x4 scale layout wrong.
+type swizzleFault int
+
+const (
+	// swizzleExact is the layout as nvfp4.swizzle writes it.
+	swizzleExact swizzleFault = iota
+	// swizzleTilesFloor rounds the count of 4-column tiles down.
+	swizzleTilesFloor
+	// swizzleTileRowMajor stores each 128x4 tile row-major instead of
+	// the 32x4x4 interleave.
+	swizzleTileRowMajor
+	// swizzleTileColMajor stores each 128x4 tile column-major.
+	swizzleTileColMajor
+	// swizzleLinear writes the scales row-major, each row padded to a
+	// multiple of 4 (no swizzle at all).
+	swizzleLinear
+)
+
+// swizzleOffset is the 128x4 scale layout's offset of scale (m, k) under
+// a fault.
+func swizzleOffset(m, k, sfCols int, fault swizzleFault) int {
 	nKt := (sfCols + 3) / 4
-	if nKtFloor {
+	switch fault {
+	case swizzleTilesFloor:
 		nKt = sfCols / 4
+	case swizzleTileColMajor:
+		return ((m/128)*nKt+k/4)*512 + (k%4)*128 + m%128
+	case swizzleLinear:
+		return m*((sfCols+3)/4*4) + k
 	}
 	in := (m%32)*16 + ((m/32)%4)*4
-	if rowMajorTile {
+	if fault == swizzleTileRowMajor {
 		in = (m % 128) * 4
-	}
-	if len(colMajorTile) > 0 && colMajorTile[0] {
-		return ((m/128)*nKt+k/4)*512 + (k%4)*128 + m%128
 	}
 	return ((m/128)*nKt+k/4)*512 + in + k%4
 }
 
 func swizzledLen(rows, cols int) int { return (rows + 127) / 128 * 128 * ((cols + 3) / 4 * 4) }
 
-// swizzle is nvfp4.swizzle written out with swizzleOffset's faults, or
-// (linear) row-major with the columns padded to 4.
-func swizzle(nKtFloor, rowMajorTile, linear bool, colMajorTile ...bool) func(ops.Params, ops.Tensors) (ops.Tensors, error) {
+// swizzle is nvfp4.swizzle written out with a fault.
+func swizzle(fault swizzleFault) func(ops.Params, ops.Tensors) (ops.Tensors, error) {
 	return func(p ops.Params, in ops.Tensors) (ops.Tensors, error) {
 		s := in["scales"]
 		rows, cols := s.Shape[0], s.Shape[1]
 		out := make([]uint8, swizzledLen(rows, cols))
 		for m := 0; m < rows; m++ {
 			for k := 0; k < cols; k++ {
-				o := swizzleOffset(m, k, cols, nKtFloor, rowMajorTile, colMajorTile...)
-				if linear {
-					// Row-major, each row padded to a multiple of 4.
-					o = m*((cols+3)/4*4) + k
-				}
-				if o < len(out) {
+				if o := swizzleOffset(m, k, cols, fault); o < len(out) {
 					out[o] = s.Data[m*cols+k]
 				}
 			}
@@ -272,8 +273,8 @@ func swizzle(nKtFloor, rowMajorTile, linear bool, colMajorTile ...bool) func(ops
 	}
 }
 
-// unswizzle is nvfp4.unswizzle written out with swizzleOffset's faults.
-func unswizzle(nKtFloor, rowMajorTile bool) func(ops.Params, ops.Tensors) (ops.Tensors, error) {
+// unswizzle is nvfp4.unswizzle written out with a fault.
+func unswizzle(fault swizzleFault) func(ops.Params, ops.Tensors) (ops.Tensors, error) {
 	return func(p ops.Params, in ops.Tensors) (ops.Tensors, error) {
 		rows, err := p.Int("rows", 0)
 		if err != nil {
@@ -287,7 +288,7 @@ func unswizzle(nKtFloor, rowMajorTile bool) func(ops.Params, ops.Tensors) (ops.T
 		out := make([]uint8, rows*cols)
 		for m := 0; m < rows; m++ {
 			for k := 0; k < cols; k++ {
-				if o := swizzleOffset(m, k, cols, nKtFloor, rowMajorTile); o < len(s.Data) {
+				if o := swizzleOffset(m, k, cols, fault); o < len(s.Data) {
 					out[m*cols+k] = s.Data[o]
 				}
 			}
@@ -600,32 +601,32 @@ func coverageCatalog() []Mutant {
 			Run: rewriteInput("sparse24.decompress", "comp", eachByte(swapByte))},
 		{Name: "sparse24-reorder-no-2x2-swap", Suite: "sparse24-reorder", Claim: "default", Class: "cutlass-reorder-no-swap",
 			Doc: "CUTLASS metadata reorder without the 2x2 swap of (even row, odd column) and (odd row, even column) (torch/sparse/_semi_structured_conversions.py, the topright/bottomleft step)",
-			Run: reorderMeta(false, 32, 4, false)},
+			Run: reorderMeta(false, withoutSwap(sparse24.Meta16))},
 		{Name: "sparse24-reorder-int32-grouping", Suite: "sparse24-reorder", Claim: "default", Class: "cutlass-reorder-other-grouping",
 			Doc: "16-bit metadata reordered with the int8 operand's row grouping (16 rows, interweave 2) instead of 32 and 4 (torch/sparse/_semi_structured_conversions.py picks them by meta dtype)",
-			Run: reorderMeta(false, 16, 2, true)},
+			Run: reorderMeta(false, sparse24.Meta32)},
 		{Name: "sparse24-reorder-i32-int16-grouping", Suite: "sparse24-reorder-i32", Claim: "default", Class: "cutlass-reorder-other-grouping",
 			Doc: "32-bit metadata reordered with the 16-bit operand's row grouping (32 rows, interweave 4)",
-			Run: reorderMeta(true, 32, 4, true)},
+			Run: reorderMeta(true, sparse24.Meta16)},
 		{Name: "sparse24-unreorder-no-2x2-swap", Suite: "sparse24-unreorder", Claim: "default", Class: "cutlass-reorder-no-swap",
 			Doc: "CUTLASS metadata unreorder without the 2x2 swap step",
 			Run: unreorderNoSwap},
 		// nvfp4-swizzle, nvfp4-unswizzle
 		{Name: "nvfp4-swizzle-linear", Suite: "nvfp4-swizzle", Claim: "default", Class: "swizzle-linear",
 			Doc: "NVFP4 block scales written linearly (row-major, padded) where the 128x4 swizzle is expected: vllm-project/vllm issue 50084 (V scales in the wrong layout), the inverse fault",
-			Run: swizzle(false, false, true)},
+			Run: swizzle(swizzleLinear)},
 		{Name: "nvfp4-swizzle-row-major-tile", Suite: "nvfp4-swizzle", Claim: "default", Class: "swizzle-row-major-tile",
 			Doc: "128x4 tiles stored row-major (row m at (m%128)*4) instead of the 32x4x4 interleave (m%32)*16 + ((m/32)%4)*4 of torchao to_blocked / CUTLASS",
-			Run: swizzle(false, true, false)},
+			Run: swizzle(swizzleTileRowMajor)},
 		{Name: "nvfp4-swizzle-tile-count-floor", Suite: "nvfp4-swizzle", Claim: "default", Class: "swizzle-tile-count-floor",
 			Doc: "tile count along K as sfCols/4 rounded down where torchao to_blocked uses ceil_div: scale columns not a multiple of 4 overlap the next tile row",
-			Run: swizzle(true, false, false)},
+			Run: swizzle(swizzleTilesFloor)},
 		{Name: "nvfp4-unswizzle-row-major-tile", Suite: "nvfp4-unswizzle", Claim: "default", Class: "swizzle-row-major-tile",
 			Doc: "unswizzle reading 128x4 tiles row-major instead of the 32x4x4 interleave",
-			Run: unswizzle(false, true)},
+			Run: unswizzle(swizzleTileRowMajor)},
 		{Name: "nvfp4-unswizzle-tile-count-floor", Suite: "nvfp4-unswizzle", Claim: "default", Class: "swizzle-tile-count-floor",
 			Doc: "unswizzle with the tile count along K rounded down (sfCols/4)",
-			Run: unswizzle(true, false)},
+			Run: unswizzle(swizzleTilesFloor)},
 		// awq-pack-ct, awq-unpack, awq-quantize, awq-dequantize
 		{Name: "awq-pack-ct-awq-order", Suite: "awq-pack-ct", Claim: "compressed-tensors", Class: "awq-nibble-order",
 			Doc: "compressed-tensors words packed in AWQ's [0,2,4,6,1,3,5,7] order instead of sequentially (compressed-tensors pack_to_int32 is sequential; mit-han-lab/llm-awq issue 91 on the AWQ order)",
@@ -1028,7 +1029,7 @@ func extraCatalog() []Mutant {
 			Run: q81CUDA(math.RoundToEven)},
 		{Name: "nvfp4-swizzle-tile-column-major", Suite: "nvfp4-swizzle", Claim: "default", Class: "swizzle-column-major-tile",
 			Doc: "each 128x4 swizzle tile stored transposed (column-major: column k at (k%4)*128 + m%128)",
-			Run: swizzle(false, false, false, true)},
+			Run: swizzle(swizzleTileColMajor)},
 		{Name: "awq-dequantize-zero-not-subtracted", Suite: "awq-dequantize", Claim: "cuda", Class: "awq-zero-not-subtracted",
 			Doc: "AWQ dequantize as u * s, the zero point never subtracted (issue 17's example; a symmetric-kernel path applied to an asymmetric checkpoint)",
 			Run: func(p ops.Params, in ops.Tensors) (ops.Tensors, error) {

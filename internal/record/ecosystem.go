@@ -13,6 +13,7 @@ import (
 	"github.com/bitexact/bitexact/conformance/certificate"
 	"github.com/bitexact/bitexact/refimpl/e8m0"
 	"github.com/bitexact/bitexact/refimpl/ggml"
+	"github.com/bitexact/bitexact/refimpl/unary"
 )
 
 // Block is a block-op record: a results folder (docs/vendor.md) of a real
@@ -285,9 +286,11 @@ func quote(s []string) []string {
 // cell makes text safe inside a Markdown table cell.
 func cell(s string) string { return strings.ReplaceAll(s, "|", "\\|") }
 
+// formatOrder ranks a format as refimpl/unary declares them; a name of no
+// format ranks last.
 func formatOrder(f string) int {
-	for i, g := range []string{"e2m1", "e4m3", "e5m2", "e8m0", "bf16", "fp16"} {
-		if f == g {
+	for i, g := range unary.Formats() {
+		if f == g.Name {
 			return i
 		}
 	}

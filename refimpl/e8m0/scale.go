@@ -108,6 +108,9 @@ func SharedScale(amax float32, mode ScaleMode, emaxElem int, maxElem float32) ui
 	if a >= 0x7f800000 {
 		return NaN
 	}
+	if mode.rule >= firstWild {
+		return wildScale(a, mode.rule, emaxElem, maxElem)
+	}
 	switch mode.rule {
 	case scaleRCeil:
 		// One float32 division: Go rounds float32 / float32 to nearest even

@@ -3,9 +3,11 @@ package nvfp4
 import (
 	"fmt"
 	"math"
+
+	"github.com/bitexact/bitexact/refimpl/blocklayout"
 )
 
-// The 128x4 swizzled block-scale layout read by Blackwell block-scaled
+// The 128x4 swizzled block-scale layout (refimpl/blocklayout.Swizzle128x4) read by Blackwell block-scaled
 // tensor-core GEMMs (vLLM, torchao to_blocked and CUTLASS agree; see
 // docs/rationale/blocks.md). The [rows, sfCols] scale matrix is padded to
 // rows a multiple of 128 and sfCols a multiple of 4 with zero codes, cut
@@ -18,14 +20,13 @@ import (
 //
 //	((m/128)*ceil(sfCols/4) + k/4)*512 + (m%32)*16 + ((m/32)%4)*4 + k%4
 func SwizzleOffset(m, k, sfCols int) int {
-	nKt := (sfCols + 3) / 4
-	return ((m/128)*nKt+k/4)*512 + (m%32)*16 + ((m/32)%4)*4 + k%4
+	return blocklayout.Swizzle128x4.Offset(m, k, sfCols)
 }
 
 // SwizzledLen is the byte length of the swizzled layout of a [rows, sfCols]
 // scale matrix: rows rounded up to 128 times sfCols rounded up to 4.
 func SwizzledLen(rows, sfCols int) int {
-	return roundUp(rows, 128) * roundUp(sfCols, 4)
+	return blocklayout.Swizzle128x4.Len(rows, sfCols)
 }
 
 func roundUp(n, m int) int { return (n + m - 1) / m * m }

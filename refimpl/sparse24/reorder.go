@@ -19,18 +19,40 @@ import "fmt"
 // for 16-bit and 16 for 32-bit metadata) and cols even (the 2x2 swizzle
 // pairs columns).
 
-// reorderOffset is the offset of logical element (r, c).
-func reorderOffset(r, c, rows, group, interweave int) int {
-	rr := r/group*group + (r%8)*interweave + (r%group)/8
-	tr, bl := 0, 0
-	if rr%2 == 0 && c%2 == 1 {
-		tr = 1
+// MetaReorder is the CUTLASS reordered layout of one metadata width as
+// data: the row grouping Gr and interleave I of the formula above, and
+// whether the 2x2 swap (tr, bl) applies. Meta16 and Meta32 are the two
+// layouts CUTLASS has; the diagnosis and the mutant catalogue build the
+// layout's faults (swap left out, the other width's grouping) from them
+// with one field changed, so that the formula is written once.
+type MetaReorder struct {
+	Group, Interweave int
+	Swap              bool
+}
+
+// The reordered layouts of 16-bit (dense fp16/bf16) and 32-bit (dense
+// int8) metadata.
+var (
+	Meta16 = MetaReorder{Group: 32, Interweave: 4, Swap: true}
+	Meta32 = MetaReorder{Group: 16, Interweave: 2, Swap: true}
+)
+
+// Offset is the offset of logical element (r, c) of metadata with rows
+// rows in the layout.
+func (l MetaReorder) Offset(r, c, rows int) int {
+	rr := r/l.Group*l.Group + (r%8)*l.Interweave + (r%l.Group)/8
+	cc := c
+	if l.Swap {
+		tr, bl := 0, 0
+		if rr%2 == 0 && c%2 == 1 {
+			tr = 1
+		}
+		if rr%2 == 1 && c%2 == 0 {
+			bl = 1
+		}
+		rr += tr - bl
+		cc = c - tr + bl
 	}
-	if rr%2 == 1 && c%2 == 0 {
-		bl = 1
-	}
-	rr += tr - bl
-	cc := c - tr + bl
 	return (cc/2)*rows*2 + rr*2 + cc%2
 }
 
@@ -50,14 +72,14 @@ func checkMeta(n, rows, cols, group int) error {
 	return nil
 }
 
-func reorder[T uint16 | uint32](meta []T, rows, cols, group, interweave int, inverse bool) ([]T, error) {
-	if err := checkMeta(len(meta), rows, cols, group); err != nil {
+func reorder[T uint16 | uint32](meta []T, rows, cols int, l MetaReorder, inverse bool) ([]T, error) {
+	if err := checkMeta(len(meta), rows, cols, l.Group); err != nil {
 		return nil, err
 	}
 	out := make([]T, len(meta))
 	for r := 0; r < rows; r++ {
 		for c := 0; c < cols; c++ {
-			o := reorderOffset(r, c, rows, group, interweave)
+			o := l.Offset(r, c, rows)
 			if inverse {
 				out[r*cols+c] = meta[o]
 			} else {
@@ -71,23 +93,23 @@ func reorder[T uint16 | uint32](meta []T, rows, cols, group, interweave int, inv
 // ReorderMeta16 reorders logical 16-bit metadata [rows][cols] (dense fp16
 // or bf16 operand) into CUTLASS's layout.
 func ReorderMeta16(meta []uint16, rows, cols int) ([]uint16, error) {
-	return reorder(meta, rows, cols, 32, 4, false)
+	return reorder(meta, rows, cols, Meta16, false)
 }
 
 // UnreorderMeta16 inverts ReorderMeta16.
 func UnreorderMeta16(meta []uint16, rows, cols int) ([]uint16, error) {
-	return reorder(meta, rows, cols, 32, 4, true)
+	return reorder(meta, rows, cols, Meta16, true)
 }
 
 // ReorderMeta32 reorders logical 32-bit metadata [rows][cols] (dense int8
 // operand) into CUTLASS's layout.
 func ReorderMeta32(meta []uint32, rows, cols int) ([]uint32, error) {
-	return reorder(meta, rows, cols, 16, 2, false)
+	return reorder(meta, rows, cols, Meta32, false)
 }
 
 // UnreorderMeta32 inverts ReorderMeta32.
 func UnreorderMeta32(meta []uint32, rows, cols int) ([]uint32, error) {
-	return reorder(meta, rows, cols, 16, 2, true)
+	return reorder(meta, rows, cols, Meta32, true)
 }
 
 // MetaTo16 regroups row-major seed metadata bytes [N][K/8] (two group

@@ -81,8 +81,9 @@ func TestConversionFields(t *testing.T) {
 			t.Errorf("%s: fields %+v (%d bits), format %+v", c.Name, c.Fields, c.Bits, f.Fields)
 		}
 	}
-	if _, err := LookupFormat("e3m2"); err == nil || err.Error() != `unknown format "e3m2" (known: e2m1, e4m3, e5m2, e8m0, bf16, fp16)` {
-		t.Errorf("LookupFormat(e3m2): %v", err)
+	want := `unknown format "e3m3" (known: e2m1, e4m3, e5m2, e8m0, bf16, fp16, e2m3, e3m2, e4m3fnuz, e5m2fnuz)`
+	if _, err := LookupFormat("e3m3"); err == nil || err.Error() != want {
+		t.Errorf("LookupFormat(e3m3): %v", err)
 	}
 }
 

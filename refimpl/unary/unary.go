@@ -7,6 +7,7 @@ package unary
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/bitexact/bitexact/refimpl/e8m0"
@@ -21,15 +22,20 @@ type Conversion struct {
 	// Name is "format/profile", e.g. "e2m1/nvidia", "e4m3/satfinite".
 	Name            string
 	Format, Profile string
-	// Bits is the code width: 4 (E2M1), 8 (FP8, E8M0) or 16 (BF16, FP16).
+	// Bits is the code width: 4 (E2M1), 6 (FP6), 8 (FP8, E8M0) or 16
+	// (BF16, FP16).
 	Bits int
 	// Fields are the code's sign, exponent and mantissa widths and bias,
 	// those of the format (LookupFormat).
 	Fields Fields
 	// Source says where the profile's behaviour comes from.
 	Source string
-	Encode func(float32) uint32
-	Decode func(uint32) float32
+	// Summary says in one line what the profile does at the edges; empty
+	// for the conversions whose package gives it beside the op
+	// (refimpl/ops' Choices).
+	Summary string
+	Encode  func(float32) uint32
+	Decode  func(uint32) float32
 
 	// encodeRange is the package's fast EncodeRange body: a table lookup
 	// (tabulated) or a direct call of the encoder, where the loop over
@@ -179,6 +185,21 @@ func init() {
 		c := conversion("fp16", p.Name, "IEEE binary16 through github.com/x448/float16; "+p.Source, func(x float32) uint32 { return uint32(p.EncodeFP16(x)) })
 		c.encodeRange = func(start uint32, out []byte) { encodeFP16Range(p, start, out) }
 		all = append(all, c)
+	}
+	// The declared formats follow the others, sorted by name: the order
+	// of Formats and All must not hang on file names.
+	i := 0
+	for i < len(formats) && declared[formats[i].Name] == nil {
+		i++
+	}
+	slices.SortFunc(formats[i:], func(a, b Format) int { return strings.Compare(a.Name, b.Name) })
+	for _, f := range formats {
+		for _, p := range declared[f.Name] {
+			table, encodeRange := tabulated(func(b uint32) uint8 { return p.Encode(math.Float32frombits(b)) })
+			c := conversion(f.Name, p.Name, p.Source, func(x float32) uint32 { return uint32(p.Encode(x)) })
+			c.Summary, c.encodeRange, c.table = p.Summary, encodeRange, table
+			all = append(all, c)
+		}
 	}
 }
 

@@ -219,28 +219,15 @@ type OpDoc struct {
 	Params map[string]string `json:"params"`
 }
 
-// decodeOps are the ops that decode each format's codes, by format name.
-var decodeOps = map[string]DecodeOp{
-	"e2m1": {Op: "e2m1.decode", Input: "codes", DType: "U8", Logical: "e2m1"},
-	"e4m3": {Op: "fp8.decode", Params: map[string]string{"format": "e4m3"}, Input: "codes", DType: "U8", Logical: "e4m3"},
-	"e5m2": {Op: "fp8.decode", Params: map[string]string{"format": "e5m2"}, Input: "codes", DType: "U8", Logical: "e5m2"},
-	"e8m0": {Op: "e8m0.decode", Input: "codes", DType: "U8", Logical: "e8m0"},
-	"bf16": {Op: "bf16.decode", Input: "y", DType: "BF16"},
-	"fp16": {Op: "fp16.decode", Input: "y", DType: "F16"},
-}
-
 // formats lists each format of unary.All(), in its order, with its fields
 // and specials as the reference declares them (unary.Formats) and the op
-// that decodes it.
+// that decodes it (its DecodeOp).
 func formats() []Format {
 	var fs []Format
 	for _, f := range unary.Formats() {
-		d := decodeOps[f.Name]
-		if d.Params == nil {
-			d.Params = map[string]string{}
-		}
+		d := f.DecodeOp
 		fs = append(fs, Format{Name: f.Name, Fields: [3]int{f.Fields.Sign, f.Fields.Exp, f.Fields.Man}, Bias: f.Fields.Bias,
-			Specials: f.Specials, Decode: d})
+			Specials: f.Specials, Decode: DecodeOp{Op: d.Op, Params: f.DecodeParams(), Input: d.Input, DType: d.DType, Logical: d.Logical}})
 	}
 	return fs
 }
