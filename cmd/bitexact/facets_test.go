@@ -111,14 +111,19 @@ func goldenFacet(f unary.Format, set *golden.Set) error {
 	return nil
 }
 
-// suiteFacet: the float32, fp16-input and bf16-input suites of f (and
-// its decode suite) resolve against the set, the float32 one with every
-// profile of f.
+// suiteFacet: the float32, fp16-input and bf16-input suites of f, those
+// of its peers' codes, and its decode suite resolve against the set, the
+// float32 one with every profile of f.
 func suiteFacet(f unary.Format, set *golden.Set) error {
 	names := []string{f.Name}
 	for _, src := range []string{"fp16", "bf16"} {
 		if src != f.Name {
 			names = append(names, f.Name+"-from-"+src)
+		}
+	}
+	for _, pp := range unary.PeerPairs() {
+		if pp.To.Name == f.Name {
+			names = append(names, f.Name+"-from-"+pp.From.Name)
 		}
 	}
 	if f.DecodeOp.NoGolden == "" {
