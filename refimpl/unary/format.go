@@ -82,7 +82,8 @@ func (f Fields) Describe(code uint32) string {
 // the facet, when one of them is missing for a declared format.
 type Format struct {
 	// Name is the format's name in conversion names and logical tensor
-	// formats: "e2m1", "e4m3", "e5m2", "e8m0", "bf16", "fp16".
+	// formats: "e2m1", "e4m3", "e5m2", "e8m0", "bf16", "fp16", "e2m3",
+	// "e4m3fnuz", ...
 	Name string
 	// Title is the format's name in headings: "FP8 E4M3".
 	Title  string
