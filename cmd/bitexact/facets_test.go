@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -77,6 +78,7 @@ func missingFacets(f unary.Format, env *facetEnv) []facetGap {
 	add("decode path", decodeFacet(f))
 	add("diagnosis coverage", diagnosisFacet(f, env.set))
 	add("demo metadata", demoFacet(f, env.demo))
+	add("cli", cliFacet(f))
 	add("docs", docsFacet(f, env.semantics))
 	return gaps
 }
@@ -111,14 +113,19 @@ func goldenFacet(f unary.Format, set *golden.Set) error {
 	return nil
 }
 
-// suiteFacet: the float32, fp16-input and bf16-input suites of f (and
-// its decode suite) resolve against the set, the float32 one with every
-// profile of f.
+// suiteFacet: the float32, fp16-input and bf16-input suites of f, those
+// of its peers' codes, and its decode suite resolve against the set, the
+// float32 one with every profile of f.
 func suiteFacet(f unary.Format, set *golden.Set) error {
 	names := []string{f.Name}
 	for _, src := range []string{"fp16", "bf16"} {
 		if src != f.Name {
 			names = append(names, f.Name+"-from-"+src)
+		}
+	}
+	for _, pp := range unary.PeerPairs() {
+		if pp.To.Name == f.Name {
+			names = append(names, f.Name+"-from-"+pp.From.Name)
 		}
 	}
 	if f.DecodeOp.NoGolden == "" {
@@ -271,6 +278,24 @@ func demoFacet(f unary.Format, formats map[string]demo.DecodeOp) error {
 	return nil
 }
 
+// cliFacet: bitexact encode --format f prints every conversion of f.
+func cliFacet(f unary.Format) error {
+	var out, errb strings.Builder
+	if st := runEncode(context.Background(), []string{"--format", f.Name, "1.5"}, &out, &errb); st != exitOK {
+		return fmt.Errorf("bitexact encode --format %s: exit %d: %s", f.Name, st, strings.TrimSpace(errb.String()))
+	}
+	convs := f.Conversions()
+	if len(convs) == 0 {
+		return fmt.Errorf("bitexact encode --format %s: the format has no conversion to print", f.Name)
+	}
+	for _, c := range convs {
+		if !strings.Contains(out.String(), c.Profile) {
+			return fmt.Errorf("bitexact encode --format %s does not print profile %s", f.Name, c.Profile)
+		}
+	}
+	return nil
+}
+
 // docsFacet: f's rationale exists and names f, and docs/semantics.md
 // has f's section.
 func docsFacet(f unary.Format, semantics string) error {
@@ -333,7 +358,7 @@ func TestFormatFacetsCatchGaps(t *testing.T) {
 		f      unary.Format
 		facets []string
 	}{
-		{"new format", throwaway, []string{"golden cases", "suite", "decode path", "diagnosis coverage", "demo metadata", "docs"}},
+		{"new format", throwaway, []string{"golden cases", "suite", "decode path", "diagnosis coverage", "demo metadata", "cli", "docs"}},
 		{"no rationale", noRationale, []string{"docs"}},
 		{"decoder of another format", wrongDecode, []string{"golden cases", "decode path", "demo metadata"}},
 	} {

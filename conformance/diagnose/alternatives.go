@@ -87,6 +87,11 @@ func Alternatives(s *suite.Suite, against string) []Alternative {
 	}
 	if encodesSignedFormat(s.Op) {
 		alts = append(alts, unaryAlternatives()...)
+		if s.InputDTypes["x"] == "U8" { // a conversion from a peer format's codes
+			alts = append(alts, Alternative{Class: "codes-reinterpreted",
+				Doc:     "the input codes passed through unchanged: one FP8 format's bits read as the other's (OCP E4M3 bytes used as E4M3FNUZ, or back) instead of converting the value",
+				Compute: codesReinterpreted})
+		}
 	}
 	alts = append(alts, Alternative{Class: "ftz-inputs", Doc: "float32 subnormal inputs flushed to zero (FTZ/DAZ) before the reference computation",
 		Compute: ftzInputs})
@@ -299,6 +304,17 @@ func mapCodes(s *suite.Suite, t Task, f func(cf codeFormat, x float32, c uint16)
 		// A 16-bit input is read as its exactly widened float32 value.
 		w, _, _ := widened(ops.Tensors{"x": x})
 		xs = w["x"].F32()
+	case tensor.U8:
+		// Codes of a peer format (the parameter input names it) are
+		// read as their exact values.
+		src, err := unary.LookupFormat(t.Params.Get("input", ""))
+		if err != nil || src.Fields.Bits() > 8 {
+			return nil, false, nil
+		}
+		xs = make([]float32, len(x.Data))
+		for i, c := range x.Data {
+			xs[i] = src.Decode(uint32(c))
+		}
 	default:
 		return nil, false, nil
 	}
@@ -961,4 +977,22 @@ func Classes(s *suite.Suite, against string) []string {
 	}
 	sort.Strings(n)
 	return n
+}
+
+// codesReinterpreted is a conversion between code formats that copies the
+// input bytes: it applies to a task whose x is U8 codes and whose output
+// is U8 codes of the same shape.
+func codesReinterpreted(s *suite.Suite, t Task) (ops.Tensors, bool, error) {
+	cf, ok := formatOf(s.Op, t.Params)
+	x, okx := t.Inputs["x"]
+	if !ok || !okx || x.DType != tensor.U8 || cf.wide {
+		return nil, false, nil
+	}
+	ref, ok := t.Reference[cf.out]
+	if !ok || ref.DType != tensor.U8 || ref.Len() != x.Len() {
+		return nil, false, nil
+	}
+	r := tensor.FromU8(ref.Shape, append([]uint8(nil), x.Data...))
+	r.Logical = ref.Logical
+	return ops.Tensors{cf.out: r}, true, nil
 }

@@ -488,12 +488,21 @@ func ResultFile(task string) string { return task + ".safetensors" }
 func InputFile(task string) string { return "inputs/" + task + ".safetensors" }
 
 // formatSpecs are the suites of every code format of refimpl/unary, from
-// its description: its float32 conversion and, where the golden set has
-// decode cases, its decoder.
+// its description: its float32 conversion, the conversions from its peer
+// formats' codes and, where the golden set has decode cases, its decoder.
 func formatSpecs() []Spec {
 	var enc, dec []Spec
 	for _, f := range unary.Formats() {
 		enc = append(enc, encodeSpec(f, "", "F32"))
+		for _, pp := range unary.PeerPairs() {
+			if pp.To.Name == f.Name {
+				s := encodeSpec(f, pp.From.Name, "U8")
+				s.Filter = copyParams(f.Encode.Params)
+				s.Filter["input"] = pp.From.Name
+				s.Doc = pp.From.Code + " -> " + f.Code + " (the code's exact value converted)"
+				enc = append(enc, s)
+			}
+		}
 		if d := f.DecodeOp; d.NoGolden == "" {
 			s := Spec{Name: f.Name + "-decode", Op: d.Op, Filter: f.DecodeParams(),
 				Doc: f.Code + " -> float32" + d.SuiteNote}

@@ -56,6 +56,7 @@ var families = []func() ([]Inputs, []Case){
 	gemvCraftedCatalog,
 	separationCatalog,
 	halfInputCatalog,
+	peerCatalog,
 }
 
 // All returns every input set and case of the catalogue, in the order of

@@ -83,3 +83,43 @@ func unaryCatalog() ([]Inputs, []Case) {
 	}
 	return t.inputs, t.cases
 }
+
+// peerCatalog is the conversions between peer code formats (OCP and FNUZ
+// FP8, unary.PeerPairs): every code of the source format, one per byte
+// (all.FORMAT), converted under every profile of the target. The
+// expected code is the target conversion of the code's exact value; the
+// case names its input format in the parameter input.
+func peerCatalog() ([]Inputs, []Case) {
+	var t table
+	added := map[string]bool{}
+	for _, pp := range unary.PeerPairs() {
+		src := pp.From
+		in := "all." + src.Name
+		if !added[in] {
+			added[in] = true
+			n := 1 << src.Fields.Bits()
+			t.addInputs(Inputs{Name: in,
+				Description: fmt.Sprintf("every %s code, 0x00 to %#02x in order (x U8 [%d], logical %s)", src.Name, n-1, n, src.Name),
+				Make: func(uint64) (ops.Tensors, error) {
+					c := make([]uint8, n)
+					for i := range c {
+						c[i] = uint8(i)
+					}
+					x := tensor.FromU8([]int{n}, c)
+					x.Logical = src.Name
+					return ops.Tensors{"x": x}, nil
+				}})
+		}
+		for _, c := range pp.To.Conversions() {
+			op, params, family := unaryOp(c)
+			params["input"] = src.Name
+			t.addCase(Case{
+				Name:   fmt.Sprintf("%s.from-%s.%s", c.Format, src.Name, c.Profile),
+				Family: family, Op: op, Params: params, Inputs: in,
+				Description: fmt.Sprintf("every %s code converted to %s under profile %s: the conversion of its exact value (source: unary.Lookup(%q).Source)",
+					src.Name, c.Format, c.Profile, c.Name),
+			})
+		}
+	}
+	return t.inputs, t.cases
+}

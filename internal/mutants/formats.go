@@ -10,11 +10,12 @@ import (
 	"github.com/bitexact/bitexact/refimpl/unary"
 )
 
-// formatCatalog is two bugs every sign-magnitude code format can have,
+// formatCatalog is the bugs every sign-magnitude code format can have,
 // written from the format's decode table alone (not from the reference's
 // encoder, nor from the diagnosis): a rounder that sends exact midpoints
 // away from zero, on the float32 suite and the fp16- and bf16-input
-// suites, and a decoder without the subnormal branch. They are built for
+// suites; a conversion from a peer format that copies the codes; and a
+// decoder without the subnormal branch. They are built for
 // every format refimpl/unary declares, so a new format has mutants on
 // its suites without an entry here.
 func formatCatalog() []Mutant {
@@ -34,6 +35,22 @@ func formatCatalog() []Mutant {
 			ms = append(ms, Mutant{Name: s + "-generic-ties-away", Suite: s, Claim: claim, Class: "ties-away",
 				Doc: f.Title + " midpoints rounded away from zero (a floor(|x|/ulp + 0.5) rounder), every other input as claimed",
 				Run: tiesAway(f)})
+		}
+		for _, pp := range unary.PeerPairs() {
+			if pp.To.Name == f.Name {
+				ms = append(ms, Mutant{Name: f.Name + "-from-" + pp.From.Name + "-generic-reinterpreted", Suite: f.Name + "-from-" + pp.From.Name, Claim: claim,
+					Class: "codes-reinterpreted",
+					Doc:   pp.From.Title + " bytes passed on as " + f.Title + " unconverted (the OCP/FNUZ confusion of triton#10458 and aiter#3807)",
+					Run: func(p ops.Params, in ops.Tensors) (ops.Tensors, error) {
+						x := in["x"]
+						if err := x.Expect("x", tensor.U8); err != nil {
+							return nil, err
+						}
+						y := tensor.FromU8(x.Shape, append([]uint8(nil), x.Data...))
+						y.Logical = f.Name
+						return ops.Tensors{f.Encode.Output: y}, nil
+					}})
+			}
 		}
 		if f.DecodeOp.NoGolden == "" && f.Fields.Man > 0 {
 			fl := f.Fields

@@ -87,10 +87,12 @@ func lookupCodes(t *codetable.Table, dst []uint8, src []byte) {
 
 // inputParam documents the parameter input of the ops that read float32
 // x or, declared, fp16 or bf16 x (widenInput).
-const inputParam = "fp32 (default) | fp16 | bf16: the dtype of x (F32, F16, BF16); a 16-bit x is widened exactly to float32 first"
+const inputParam = "fp32 (default) | fp16 | bf16 | a code format of at most 8 bits (e4m3, e4m3fnuz, ...): the type of x (F32, F16, BF16, or U8 codes " +
+	"of that format); x is widened exactly to float32 first"
 
 // widenInput checks x against the parameter input and returns an F16 or
-// BF16 x as the F32 tensor of its exact float32 values: an op on 16-bit
+// BF16 x, or U8 codes of a format, as the F32 tensor of their exact
+// float32 values: an op on 16-bit
 // inputs is defined as the float32 op applied to the widened value, which
 // is exact (every fp16 and bf16 value is a float32). A bfloat16 widens by
 // its bits shifted left 16 (NaN payloads unchanged); an fp16 NaN keeps its
@@ -108,7 +110,11 @@ func widenInput(p Params, x tensor.Tensor) (tensor.Tensor, error) {
 	case "bf16":
 		d = tensor.BF16
 	default:
-		return x, fmt.Errorf("parameter input=%q: want fp32, fp16 or bf16", v)
+		f, err := unary.LookupFormat(v)
+		if err != nil || f.Fields.Bits() > 8 {
+			return x, fmt.Errorf("parameter input=%q: want fp32, fp16, bf16 or a code format of at most 8 bits", v)
+		}
+		return widenCodes(f, x)
 	}
 	if x.DType != d {
 		return x, fmt.Errorf("tensor %q: dtype %s, but parameter input=%s wants %s", "x", x.DType, p.Get("input", ""), d)
@@ -124,6 +130,23 @@ func widenInput(p Params, x tensor.Tensor) (tensor.Tensor, error) {
 		} else {
 			v[i] = math.Float32bits(half.DecodeFP16(b))
 		}
+	}
+	return tensor.FromBits32(tensor.F32, x.Shape, v), nil
+}
+
+// widenCodes returns the U8 codes x of format f (one per byte, logical f
+// or none) as the F32 tensor of their exact values: the input of a
+// conversion between two code formats (OCP and FNUZ FP8).
+func widenCodes(f unary.Format, x tensor.Tensor) (tensor.Tensor, error) {
+	if err := checkCodesU8(x, "x", f.Name); err != nil {
+		return x, err
+	}
+	v := make([]uint32, len(x.Data))
+	for i, c := range x.Data {
+		if int(c)>>f.Fields.Bits() != 0 {
+			return x, fmt.Errorf("tensor %q: element %d is %#x, not a %d-bit %s code", "x", i, c, f.Fields.Bits(), f.Name)
+		}
+		v[i] = math.Float32bits(f.Decode(uint32(c)))
 	}
 	return tensor.FromBits32(tensor.F32, x.Shape, v), nil
 }

@@ -164,7 +164,10 @@ func TestHalfInputs(t *testing.T) {
 		{"F16 x undeclared", nil, h, "dtype F16"},
 		{"F32 x declared fp16", Params{"input": "fp16"}, tensor.FromF32([]int{1}, []float32{1}), "parameter input=fp16 wants F16"},
 		{"BF16 x declared fp16", Params{"input": "fp16"}, tensor.FromBits16(tensor.BF16, []int{1}, []uint16{0x3F80}), "dtype BF16"},
-		{"unknown input", Params{"input": "fp8"}, h, `input="fp8": want fp32, fp16 or bf16`},
+		{"unknown input", Params{"input": "fp8"}, h, `input="fp8": want fp32, fp16, bf16 or a code format of at most 8 bits`},
+		{"F16 x declared e4m3", Params{"input": "e4m3"}, h, "dtype F16"},
+		{"codes of another format", Params{"input": "e4m3"}, func() tensor.Tensor { x := tensor.FromU8([]int{1}, []byte{1}); x.Logical = "e5m2"; return x }(), `logical format "e5m2", want "e4m3"`},
+		{"FP6 code out of range", Params{"input": "e2m3"}, tensor.FromU8([]int{1}, []byte{0x40}), "not a 6-bit e2m3 code"},
 	} {
 		for _, op := range []string{"e2m1.encode", "fp16.encode", "nvfp4.quantize"} {
 			x := c.x

@@ -24,9 +24,9 @@ var (
 
 var (
 	_ = declare(minifloatFormat(fp8E4M3FNUZ, Format{Name: "e4m3fnuz", Title: "FP8 E4M3FNUZ", Code: "FP8 E4M3FNUZ (float8_e4m3fnuz) code", Family: "fp8",
-		Specials: "0x80 is the one NaN; no Inf, no -0 (a zero result is 0x00)", Seed: 20, Rationale: "docs/rationale/fp6-fnuz.md"}),
+		Specials: "0x80 is the one NaN; no Inf, no -0 (a zero result is 0x00)", Seed: 20, Rationale: "docs/rationale/fp6-fnuz.md", Peers: []string{"e4m3"}}),
 		minifloatProfile(fp8E4M3FNUZ, fnuzMLDtypes))
 	_ = declare(minifloatFormat(fp8E5M2FNUZ, Format{Name: "e5m2fnuz", Title: "FP8 E5M2FNUZ", Code: "FP8 E5M2FNUZ (float8_e5m2fnuz) code", Family: "fp8",
-		Specials: "0x80 is the one NaN; no Inf, no -0 (a zero result is 0x00)", Seed: 21, Rationale: "docs/rationale/fp6-fnuz.md"}),
+		Specials: "0x80 is the one NaN; no Inf, no -0 (a zero result is 0x00)", Seed: 21, Rationale: "docs/rationale/fp6-fnuz.md", Peers: []string{"e5m2"}}),
 		minifloatProfile(fp8E5M2FNUZ, fnuzMLDtypes))
 )

@@ -82,7 +82,8 @@ func (f Fields) Describe(code uint32) string {
 // the facet, when one of them is missing for a declared format.
 type Format struct {
 	// Name is the format's name in conversion names and logical tensor
-	// formats: "e2m1", "e4m3", "e5m2", "e8m0", "bf16", "fp16".
+	// formats: "e2m1", "e4m3", "e5m2", "e8m0", "bf16", "fp16", "e2m3",
+	// "e4m3fnuz", ...
 	Name string
 	// Title is the format's name in headings: "FP8 E4M3".
 	Title  string
@@ -109,6 +110,29 @@ type Format struct {
 	// Rationale is the repository path of the document that gives the
 	// sources of the format and its profiles.
 	Rationale string
+	// Peers are formats of at most 8 bits whose codes kernels convert to
+	// and from this format's (OCP and FNUZ FP8): the golden set holds the
+	// conversion of every code each way, under every profile of the
+	// target, and each direction is a suite ("e4m3fnuz-from-e4m3").
+	// One side of a pair declares it.
+	Peers []string
+}
+
+// PeerPair is a conversion between two code formats: every code of
+// From, decoded exactly, encoded to To.
+type PeerPair struct{ From, To Format }
+
+// PeerPairs lists every conversion between peer formats, both directions
+// of each declared pair, in Formats order.
+func PeerPairs() []PeerPair {
+	var pairs []PeerPair
+	for _, f := range formats {
+		for _, name := range f.Peers {
+			g := mustFormat(name)
+			pairs = append(pairs, PeerPair{From: g, To: f}, PeerPair{From: f, To: g})
+		}
+	}
+	return pairs
 }
 
 // EncodeOp names the refimpl/ops op (by name: this package does not
@@ -329,6 +353,11 @@ func declare(f Format, profiles ...Profile) Format {
 	for _, g := range formats {
 		if g.Name == f.Name || g.Seed == f.Seed {
 			panic("unary: format " + f.Name + " repeats the name or the seed of " + g.Name)
+		}
+	}
+	for _, p := range f.Peers {
+		if g, err := LookupFormat(p); err != nil || g.Fields.Bits() > 8 {
+			panic("unary: format " + f.Name + ": peer " + p + " is no format of at most 8 bits declared before it")
 		}
 	}
 	formats = append(formats, f)

@@ -3,6 +3,7 @@ package unary
 import (
 	"fmt"
 	"math"
+	"strings"
 	"testing"
 )
 
@@ -81,8 +82,9 @@ func TestConversionFields(t *testing.T) {
 			t.Errorf("%s: fields %+v (%d bits), format %+v", c.Name, c.Fields, c.Bits, f.Fields)
 		}
 	}
-	want := `unknown format "e3m3" (known: e2m1, e4m3, e5m2, e8m0, bf16, fp16, e2m3, e3m2, e4m3fnuz, e5m2fnuz)`
-	if _, err := LookupFormat("e3m3"); err == nil || err.Error() != want {
+	// The error lists the known formats, the built-in ones first.
+	const prefix = `unknown format "e3m3" (known: e2m1, e4m3, e5m2, e8m0, bf16, fp16, `
+	if _, err := LookupFormat("e3m3"); err == nil || !strings.HasPrefix(err.Error(), prefix) || !strings.Contains(err.Error(), Formats()[len(Formats())-1].Name+")") {
 		t.Errorf("LookupFormat(e3m3): %v", err)
 	}
 }
