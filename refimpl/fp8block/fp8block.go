@@ -56,6 +56,23 @@ const (
 	QuantScale
 )
 
+// ScaleDiv is how the dequantization scale amax / Max is evaluated
+// (DequantScale only).
+type ScaleDiv uint8
+
+const (
+	// DivideMax is the float32 quotient amax / Max, correctly rounded
+	// (IEEE division: torch on the CPU, CUDA's default division).
+	DivideMax ScaleDiv = iota
+	// MulRecipMax is amax * float32(1/Max): the reciprocal of Max
+	// rounded to float32, then one float32 product. torch on CUDA
+	// divides a tensor by a Python scalar this way (the reciprocal is
+	// taken once on the host), and Triton's float32 division
+	// (div.full.f32) gives it for a divisor of 448, as measured. It is
+	// up to one ulp above the quotient.
+	MulRecipMax
+)
+
 // Pow2 is how a scale is made a power of two (a UE8M0 scale), or not.
 type Pow2 uint8
 
@@ -122,9 +139,11 @@ const (
 	// NaNGPU: every NaN result is the canonical +NaN 0x7fffffff (NVIDIA
 	// GPUs, PTX ISA).
 	NaNGPU NaNRule = iota
-	// NaNHost: x86 SSE/AVX: a NaN operand propagates with its sign (the
-	// first operand's when both are NaN); an invalid operation (Inf*0,
-	// Inf/Inf, 0/0) gives the default NaN 0xffc00000, negative.
+	// NaNHost: x86 SSE/AVX: a NaN operand propagates with its sign; an
+	// invalid operation (Inf*0, Inf/Inf, 0/0) gives the default NaN
+	// 0xffc00000, negative. Where an element and its group's factor are
+	// both NaN, the factor's NaN is the result (torch 2.11's CPU
+	// x * factor, measured).
 	NaNHost
 )
 
@@ -142,12 +161,13 @@ type Recipe struct {
 	Elem fp8.Format
 	Max  float32
 	// Eps floors the absolute maximum: max(amax, Eps).
-	Eps     float32
-	AmaxNaN AmaxNaN
-	From    ScaleFrom
-	Pow2    Pow2
-	Apply   Apply
-	Clamp   Clamp
+	Eps      float32
+	AmaxNaN  AmaxNaN
+	From     ScaleFrom
+	ScaleDiv ScaleDiv
+	Pow2     Pow2
+	Apply    Apply
+	Clamp    Clamp
 	// Cast is the float32 -> FP8 conversion: fp8.Satfinite for PTX
 	// cvt.rn.satfinite (CUDA's __nv_fp8_e4m3, Triton's cast on sm_89+),
 	// fp8.NoSat for torch's .to(float8_*).
@@ -157,6 +177,9 @@ type Recipe struct {
 	// torch.finfo(x.dtype).max of the input dtype, float32's largest
 	// finite value for float32 inputs.
 	InfScale float32
+	// Torch marks a recipe of torch tensor code, which runs on CPU
+	// tensors too (OnCPU).
+	Torch bool
 }
 
 // String returns the recipe's name.
@@ -171,13 +194,15 @@ func (r Recipe) Validate() error {
 		return fmt.Errorf("fp8block: recipe %q: Max %g must be positive and finite", r.Name, r.Max)
 	case !(r.Eps >= 0):
 		return fmt.Errorf("fp8block: recipe %q: Eps %g must be >= 0", r.Name, r.Eps)
-	case r.AmaxNaN > AmaxPropagatesNaN || r.From > QuantScale || r.Pow2 > Pow2FrexpFloor ||
+	case r.AmaxNaN > AmaxPropagatesNaN || r.From > QuantScale || r.ScaleDiv > MulRecipMax || r.Pow2 > Pow2FrexpFloor ||
 		r.Apply > MulScale || r.Clamp > ClampNaNToSignedMax || r.NaN > NaNHost:
 		return fmt.Errorf("fp8block: recipe %q: unknown rule value", r.Name)
 	case (r.From == QuantScale) != (r.Apply == MulScale):
 		return fmt.Errorf("fp8block: recipe %q: MulScale goes with QuantScale and only with it", r.Name)
 	case r.Pow2 != Pow2None && (r.From == QuantScale) != (r.Pow2 == Pow2FrexpFloor):
 		return fmt.Errorf("fp8block: recipe %q: Pow2FrexpFloor goes with QuantScale and only with it", r.Name)
+	case r.From == QuantScale && r.ScaleDiv != DivideMax:
+		return fmt.Errorf("fp8block: recipe %q: ScaleDiv applies to DequantScale only", r.Name)
 	case r.From == QuantScale && !(r.InfScale > 0):
 		return fmt.Errorf("fp8block: recipe %q: QuantScale needs a positive InfScale", r.Name)
 	}
@@ -315,7 +340,13 @@ func (r Recipe) scales(am float32) (factor, stored float32) {
 		}
 		return q, r.div(1, q)
 	}
-	s := r.div(am, r.Max)
+	var s float32
+	if r.ScaleDiv == MulRecipMax {
+		one := float32(1)
+		s = r.mul(am, one/r.Max)
+	} else {
+		s = r.div(am, r.Max)
+	}
 	switch r.Pow2 {
 	case Pow2BitCeil:
 		s = BitCeil(s)
@@ -328,13 +359,16 @@ func (r Recipe) scales(am float32) (factor, stored float32) {
 	return s, s
 }
 
-// element quantizes one value with the group's factor.
+// Element quantizes one value v with its group's factor f (the first
+// result of Scales).
+func (r Recipe) Element(v, f float32) uint8 { return r.element(v, f) }
+
 func (r Recipe) element(v, f float32) uint8 {
 	var t float32
 	if r.Apply == Divide {
 		t = r.div(v, f)
 	} else {
-		t = r.mul(v, f)
+		t = r.mul(f, v) // the factor first: its NaN wins over the element's (NaNHost)
 	}
 	if t != t {
 		switch r.Clamp {

@@ -209,11 +209,16 @@ func variants(r Recipe) []Recipe {
 		for _, c := range []Clamp{NoClamp, ClampKeepsNaN, ClampNaNToLow, ClampNaNToSignedMax} {
 			for _, cast := range []fp8.Profile{fp8.Satfinite, fp8.NoSat} {
 				for _, n := range []NaNRule{NaNGPU, NaNHost} {
-					for _, am := range []AmaxNaN{AmaxIgnoresNaN, AmaxPropagatesNaN} {
-						v := r
-						v.Pow2, v.Clamp, v.Cast, v.NaN, v.AmaxNaN = p, c, cast, n, am
-						v.Name = fmt.Sprintf("pow2=%d clamp=%d cast=%s nan=%d amax=%d", p, c, cast.Name, n, am)
-						out = append(out, v)
+					for _, ap := range []Apply{r.Apply, Divide, MulRecip} {
+						if (ap == MulScale) != (r.Apply == MulScale) {
+							continue
+						}
+						for _, am := range []AmaxNaN{AmaxIgnoresNaN, AmaxPropagatesNaN} {
+							v := r
+							v.Pow2, v.Clamp, v.Cast, v.NaN, v.AmaxNaN, v.Apply = p, c, cast, n, am, ap
+							v.Name = fmt.Sprintf("pow2=%d clamp=%d cast=%s nan=%d amax=%d apply=%d", p, c, cast.Name, n, am, ap)
+							out = append(out, v)
+						}
 					}
 				}
 			}
@@ -275,6 +280,11 @@ func TestHarnessRecords(t *testing.T) {
 			continue
 		}
 		r, err := Lookup(meta["recipe"])
+		if meta["device"] == "cpu" {
+			r.NaN = NaNHost
+		} else if r.From == DequantScale {
+			r.ScaleDiv = MulRecipMax
+		}
 		if err != nil {
 			t.Errorf("%s: %v", filepath.Base(f), err)
 			continue
