@@ -5,14 +5,23 @@
 // (UE8M0).
 //
 // Serving stacks compute the same idea with different arithmetic: the
-// epsilon that floors the absolute maximum, whether a NaN reaches it, how a
+// epsilon that floors the absolute maximum, whether a NaN reaches it,
+// whether amax/448 is a quotient or a product with float32(1/448), how a
 // power-of-two scale is rounded up (an integer ceiling of the exponent, or
 // exp2(ceil(log2(s))) in float32), whether elements are divided by the scale
-// or multiplied by its reciprocal, whether they are clamped before the cast,
-// and how the cast saturates. Each stack's rule is a Recipe, as data, with
-// the source it was read from; Quantize and QuantizeBlocks evaluate a
-// recipe bit for bit, Dequantize inverts the scaling exactly as the stacks'
-// dequantizers do (one float32 product).
+// or multiplied by its reciprocal, whether they are clamped before the cast
+// and where the clamp sends NaN, and how the cast saturates. Each stack's
+// rule is a Recipe, as data, with the source it was read from; torch
+// recipes have a CPU form (OnCPU, "name@cpu"). Quantize and QuantizeBlocks
+// evaluate a recipe bit for bit, Dequantize inverts the scaling exactly as
+// the stacks' dequantizers do (one float32 product).
+//
+// Every recipe but vLLM's CUDA kernel is a measurement: its stack's own
+// code ran on an NVIDIA H200 (torch 2.11, Triton 3.6), on CUDA and for
+// torch code on the CPU, and the records in
+// conformance/harness/fp8block/corpus-records hold every code and scale;
+// go test ./conformance/harness/fp8block/corpus holds each recipe to them.
+// docs/rationale/fp8block.md lists what was measured.
 //
 // Everything is float32 arithmetic Go cannot fuse or reorder (one operation
 // per statement, no a*b+c), and NaN results carry the sign the recipe's
@@ -88,10 +97,10 @@ const (
 	// correctly rounded log2: where s is just above a power of two 2^e
 	// and log2(s) rounds to the float32 e, the ceiling is e and the scale
 	// 2^e is below s (for |e| >= 4; the elements at amax then exceed Max
-	// and are clamped). vLLM and sglang write this formula; their log2
-	// (Triton tl.log2, CUDA log2f) is approximate, so the recipes that
-	// use it are unmeasured until a record says otherwise. Inf and NaN
-	// pass through.
+	// and are clamped). vLLM and sglang write this formula; Triton's
+	// tl.log2 matched the correctly rounded log2 on every recorded scale
+	// (H200), vLLM's CUDA log2f is not measured. Inf and NaN pass
+	// through.
 	Pow2Log2Ceil
 	// Pow2FrexpFloor rounds a quantization scale q down to 2^floor(log2
 	// q) (TransformerEngine: frexp, exponent - 1, ldexp), which rounds the
