@@ -5,14 +5,23 @@
 // (UE8M0).
 //
 // Serving stacks compute the same idea with different arithmetic: the
-// epsilon that floors the absolute maximum, whether a NaN reaches it, how a
+// epsilon that floors the absolute maximum, whether a NaN reaches it,
+// whether amax/448 is a quotient or a product with float32(1/448), how a
 // power-of-two scale is rounded up (an integer ceiling of the exponent, or
 // exp2(ceil(log2(s))) in float32), whether elements are divided by the scale
-// or multiplied by its reciprocal, whether they are clamped before the cast,
-// and how the cast saturates. Each stack's rule is a Recipe, as data, with
-// the source it was read from; Quantize and QuantizeBlocks evaluate a
-// recipe bit for bit, Dequantize inverts the scaling exactly as the stacks'
-// dequantizers do (one float32 product).
+// or multiplied by its reciprocal, whether they are clamped before the cast
+// and where the clamp sends NaN, and how the cast saturates. Each stack's
+// rule is a Recipe, as data, with the source it was read from; torch
+// recipes have a CPU form (OnCPU, "name@cpu"). Quantize and QuantizeBlocks
+// evaluate a recipe bit for bit, Dequantize inverts the scaling exactly as
+// the stacks' dequantizers do (one float32 product).
+//
+// Every recipe but vLLM's CUDA kernel is a measurement: its stack's own
+// code ran on an NVIDIA H200 (torch 2.11, Triton 3.6), on CUDA and for
+// torch code on the CPU, and the records in
+// conformance/harness/fp8block/corpus-records hold every code and scale;
+// go test ./conformance/harness/fp8block/corpus holds each recipe to them.
+// docs/rationale/fp8block.md lists what was measured.
 //
 // Everything is float32 arithmetic Go cannot fuse or reorder (one operation
 // per statement, no a*b+c), and NaN results carry the sign the recipe's
@@ -56,6 +65,23 @@ const (
 	QuantScale
 )
 
+// ScaleDiv is how the dequantization scale amax / Max is evaluated
+// (DequantScale only).
+type ScaleDiv uint8
+
+const (
+	// DivideMax is the float32 quotient amax / Max, correctly rounded
+	// (IEEE division: torch on the CPU, CUDA's default division).
+	DivideMax ScaleDiv = iota
+	// MulRecipMax is amax * float32(1/Max): the reciprocal of Max
+	// rounded to float32, then one float32 product. torch on CUDA
+	// divides a tensor by a Python scalar this way (the reciprocal is
+	// taken once on the host), and Triton's float32 division
+	// (div.full.f32) gives it for a divisor of 448, as measured. It is
+	// up to one ulp above the quotient.
+	MulRecipMax
+)
+
 // Pow2 is how a scale is made a power of two (a UE8M0 scale), or not.
 type Pow2 uint8
 
@@ -71,10 +97,10 @@ const (
 	// correctly rounded log2: where s is just above a power of two 2^e
 	// and log2(s) rounds to the float32 e, the ceiling is e and the scale
 	// 2^e is below s (for |e| >= 4; the elements at amax then exceed Max
-	// and are clamped). vLLM and sglang write this formula; their log2
-	// (Triton tl.log2, CUDA log2f) is approximate, so the recipes that
-	// use it are unmeasured until a record says otherwise. Inf and NaN
-	// pass through.
+	// and are clamped). vLLM and sglang write this formula; Triton's
+	// tl.log2 matched the correctly rounded log2 on every recorded scale
+	// (H200), vLLM's CUDA log2f is not measured. Inf and NaN pass
+	// through.
 	Pow2Log2Ceil
 	// Pow2FrexpFloor rounds a quantization scale q down to 2^floor(log2
 	// q) (TransformerEngine: frexp, exponent - 1, ldexp), which rounds the
@@ -122,9 +148,11 @@ const (
 	// NaNGPU: every NaN result is the canonical +NaN 0x7fffffff (NVIDIA
 	// GPUs, PTX ISA).
 	NaNGPU NaNRule = iota
-	// NaNHost: x86 SSE/AVX: a NaN operand propagates with its sign (the
-	// first operand's when both are NaN); an invalid operation (Inf*0,
-	// Inf/Inf, 0/0) gives the default NaN 0xffc00000, negative.
+	// NaNHost: x86 SSE/AVX: a NaN operand propagates with its sign; an
+	// invalid operation (Inf*0, Inf/Inf, 0/0) gives the default NaN
+	// 0xffc00000, negative. Where an element and its group's factor are
+	// both NaN, the factor's NaN is the result (torch 2.11's CPU
+	// x * factor, measured).
 	NaNHost
 )
 
@@ -142,12 +170,13 @@ type Recipe struct {
 	Elem fp8.Format
 	Max  float32
 	// Eps floors the absolute maximum: max(amax, Eps).
-	Eps     float32
-	AmaxNaN AmaxNaN
-	From    ScaleFrom
-	Pow2    Pow2
-	Apply   Apply
-	Clamp   Clamp
+	Eps      float32
+	AmaxNaN  AmaxNaN
+	From     ScaleFrom
+	ScaleDiv ScaleDiv
+	Pow2     Pow2
+	Apply    Apply
+	Clamp    Clamp
 	// Cast is the float32 -> FP8 conversion: fp8.Satfinite for PTX
 	// cvt.rn.satfinite (CUDA's __nv_fp8_e4m3, Triton's cast on sm_89+),
 	// fp8.NoSat for torch's .to(float8_*).
@@ -157,6 +186,9 @@ type Recipe struct {
 	// torch.finfo(x.dtype).max of the input dtype, float32's largest
 	// finite value for float32 inputs.
 	InfScale float32
+	// Torch marks a recipe of torch tensor code, which runs on CPU
+	// tensors too (OnCPU).
+	Torch bool
 }
 
 // String returns the recipe's name.
@@ -171,13 +203,15 @@ func (r Recipe) Validate() error {
 		return fmt.Errorf("fp8block: recipe %q: Max %g must be positive and finite", r.Name, r.Max)
 	case !(r.Eps >= 0):
 		return fmt.Errorf("fp8block: recipe %q: Eps %g must be >= 0", r.Name, r.Eps)
-	case r.AmaxNaN > AmaxPropagatesNaN || r.From > QuantScale || r.Pow2 > Pow2FrexpFloor ||
+	case r.AmaxNaN > AmaxPropagatesNaN || r.From > QuantScale || r.ScaleDiv > MulRecipMax || r.Pow2 > Pow2FrexpFloor ||
 		r.Apply > MulScale || r.Clamp > ClampNaNToSignedMax || r.NaN > NaNHost:
 		return fmt.Errorf("fp8block: recipe %q: unknown rule value", r.Name)
 	case (r.From == QuantScale) != (r.Apply == MulScale):
 		return fmt.Errorf("fp8block: recipe %q: MulScale goes with QuantScale and only with it", r.Name)
 	case r.Pow2 != Pow2None && (r.From == QuantScale) != (r.Pow2 == Pow2FrexpFloor):
 		return fmt.Errorf("fp8block: recipe %q: Pow2FrexpFloor goes with QuantScale and only with it", r.Name)
+	case r.From == QuantScale && r.ScaleDiv != DivideMax:
+		return fmt.Errorf("fp8block: recipe %q: ScaleDiv applies to DequantScale only", r.Name)
 	case r.From == QuantScale && !(r.InfScale > 0):
 		return fmt.Errorf("fp8block: recipe %q: QuantScale needs a positive InfScale", r.Name)
 	}
@@ -315,7 +349,13 @@ func (r Recipe) scales(am float32) (factor, stored float32) {
 		}
 		return q, r.div(1, q)
 	}
-	s := r.div(am, r.Max)
+	var s float32
+	if r.ScaleDiv == MulRecipMax {
+		one := float32(1)
+		s = r.mul(am, one/r.Max)
+	} else {
+		s = r.div(am, r.Max)
+	}
 	switch r.Pow2 {
 	case Pow2BitCeil:
 		s = BitCeil(s)
@@ -328,13 +368,16 @@ func (r Recipe) scales(am float32) (factor, stored float32) {
 	return s, s
 }
 
-// element quantizes one value with the group's factor.
+// Element quantizes one value v with its group's factor f (the first
+// result of Scales).
+func (r Recipe) Element(v, f float32) uint8 { return r.element(v, f) }
+
 func (r Recipe) element(v, f float32) uint8 {
 	var t float32
 	if r.Apply == Divide {
 		t = r.div(v, f)
 	} else {
-		t = r.mul(v, f)
+		t = r.mul(f, v) // the factor first: its NaN wins over the element's (NaNHost)
 	}
 	if t != t {
 		switch r.Clamp {

@@ -106,11 +106,11 @@ func TestQuantizeGroups(t *testing.T) {
 		{"amax 448*2 te", TE, []float32{896, 1, -2, 0}, []uint8{0x7e, 0x30, 0xb8, 0x00}, 2, false},
 		{"all zero: eps 1e-4 floor", DeepGEMM, []float32{0, 0, 0, 0}, []uint8{0, 0, 0, 0}, float32(1e-4) / 448, false},
 		{"all zero ue8m0: 2^-22 >= 1e-4/448", DeepGEMMUE8M0, []float32{0, 0, 0, 0}, []uint8{0, 0, 0, 0}, 0x1p-22, false},
-		{"all zero vllm: eps 1e-10", VLLMTriton, []float32{0, 0, 0, 0}, []uint8{0, 0, 0, 0}, float32(1e-10) / 448, false},
+		{"all zero vllm: eps 1e-10, times f32(1/448)", VLLMTriton, []float32{0, 0, 0, 0}, []uint8{0, 0, 0, 0}, f32(0x2a7b5124), false},
 		{"all zero vllm ue8m0", VLLMTritonUE8M0, []float32{0, 0, 0, 0}, []uint8{0, 0, 0, 0}, 0x1p-42, false},
 		{"all zero te: scale 1", TE, []float32{0, 0, 0, 0}, []uint8{0, 0, 0, 0}, 1, false},
 		{"-0 keeps its sign", DeepGEMM, []float32{negZero, 0, 0, 1}, []uint8{0x80, 0, 0, 0x7e}, float32(1) / 448, false},
-		{"-0 through the clamp", VLLMTriton, []float32{negZero, 0, 0, 0}, []uint8{0x80, 0, 0, 0}, float32(1e-10) / 448, false},
+		{"-0 through the clamp", VLLMTriton, []float32{negZero, 0, 0, 0}, []uint8{0x80, 0, 0, 0}, f32(0x2a7b5124), false},
 		{"NaN skipped by amax, clamped to -448", VLLMTriton, []float32{nan, 1, 2, 448}, []uint8{0xfe, 0x38, 0x40, 0x7e}, 1, false},
 		{"NaN with the xorsign clamp", withClamp(VLLMTriton, ClampNaNToSignedMax), []float32{nan, 1, 2, 448}, []uint8{0x7e, 0x38, 0x40, 0x7e}, 1, false},
 		{"NaN reaches torch amax", DeepGEMM, []float32{nan, 1, 2, 448}, deepNaN, 0, true},
@@ -139,33 +139,40 @@ func TestQuantizeGroups(t *testing.T) {
 func withClamp(r Recipe, c Clamp) Recipe { r.Clamp = c; return r }
 func withNaN(r Recipe, n NaNRule) Recipe { r.NaN = n; return r }
 
-// TestApplyOrder: sglang's row-major kernel multiplies by float32(1/s),
-// its column-major kernel divides; the factor shows it.
-func TestApplyOrder(t *testing.T) {
-	f, s := SGLangTriton.Scales(3)
-	if s != float32(3)/448 || f != 1/(float32(3)/448) {
-		t.Errorf("sglang-triton Scales(3) = %g, %g; want 1/(3/448), 3/448", f, s)
+// TestScaleDiv: amax / 448 as torch on CUDA and Triton compute it (amax
+// times float32(1/448)) and as torch on the CPU does (the quotient); the
+// values are the recorded scales of the harness's row of amax
+// 448*2^-9*(1+2^-22) and of its all-zero row (amax = Triton's eps 1e-10);
+// each recipe here multiplies its elements by the float32 reciprocal of
+// the scale.
+func TestScaleDiv(t *testing.T) {
+	deepCPU, err := DeepGEMM.OnCPU()
+	if err != nil {
+		t.Fatal(err)
 	}
-	f, s = SGLangTritonColMajor.Scales(3)
-	if f != s || s != float32(3)/448 {
-		t.Errorf("sglang-triton-colmajor Scales(3) = %g, %g; want the scale twice", f, s)
-	}
-	// x = 3 * 0x1.000002p0: x*(1/s) and x/s land on either side of an
-	// E4M3 midpoint somewhere; count that the two recipes do differ.
-	rng := rand.New(rand.NewSource(2))
-	x := make([]float32, 128*64)
-	for i := range x {
-		x[i] = float32(rng.NormFloat64())
-	}
-	a, _ := Quantize(x, 64, 128, 128, SGLangTriton)
-	b, _ := Quantize(x, 64, 128, 128, SGLangTritonColMajor)
-	diff := 0
-	for i := range a.Codes {
-		if a.Codes[i] != b.Codes[i] {
-			diff++
+	amax := f32(math.Float32bits(448*0x1p-9) + 2)
+	for _, tc := range []struct {
+		name string
+		r    Recipe
+		amax float32
+		want uint32
+	}{
+		{"deepgemm CUDA: amax * f32(1/448)", DeepGEMM, amax, 0x3b000002},
+		{"deepgemm CPU: amax / 448", deepCPU, amax, 0x3b000001},
+		{"vllm-triton eps: 1e-10 * f32(1/448)", VLLMTriton, 0, 0x2a7b5124},
+		{"sglang-triton: the same arithmetic", SGLangTriton, amax, 0x3b000002},
+		{"te: 448/amax exact, stored 1/q", TE, 3, 0x3bdb6db7},
+	} {
+		f, s := tc.r.Scales(tc.amax)
+		one := float32(1)
+		if math.Float32bits(s) != tc.want || f != one/s && tc.r.From == DequantScale {
+			t.Errorf("%s: Scales(%g) = %g, %#08x; want the scale %#08x and its float32 reciprocal", tc.name, tc.amax,
+				f, math.Float32bits(s), tc.want)
 		}
 	}
-	t.Logf("x*(1/s) and x/s give different codes on %d of %d normal samples", diff, len(x))
+	if _, err := VLLMTriton.OnCPU(); err == nil {
+		t.Error("vllm-triton.OnCPU: no error for a GPU kernel")
+	}
 }
 
 func TestQuantizeBlocksEdges(t *testing.T) {

@@ -1,8 +1,8 @@
 """Run the FP8 block quantizers of vLLM, sglang, DeepGEMM and
 TransformerEngine on the fp8block harness inputs and write their outputs.
 
-Reads inputs.safetensors (written by `BITEXACT_FP8BLOCK_WRITE=dir go test
-./refimpl/fp8block -run WriteHarnessInputs`: F32 tensors "edges" and
+Reads inputs.safetensors (written by `go run
+./conformance/harness/fp8block/tool inputs DIR`: F32 tensors "edges" and
 "shape", [rows, cols], cols a multiple of 128) and, for every stack,
 variant and device, writes OUT/<stack>.<variant>.<device>.safetensors
 holding "<case>.q" (U8 FP8 codes, [rows, cols]) and "<case>.s" (F32
