@@ -14,14 +14,20 @@ import (
 	"github.com/bitexact/bitexact/refimpl/e8m0"
 )
 
-// The device harness (conformance/harness/torchao-mx8) runs torchao's
+// The device harness (conformance/harness/mx-family) runs torchao's
 // to_mx and microxcaling's _quantize_mx on these inputs; the comparator
-// below says which rule of this package reproduces each output file.
+// below says which rule of this package reproduces each output file, and
+// records_test.go holds the named profiles to the committed records.
 
 // harnessInputs are the cases: adversarial bands at the layout shapes,
-// random magnitudes, and the edge blocks (as [16, 32]).
+// random magnitudes, the edge blocks (as [16, 32]: torchao's to_mx takes
+// no dim1 cast of them, microxcaling zero-pads the 16-row blocks), and
+// element ties at scale 2^0 (tiesMatrix; added after the first device
+// run, whose inputs had no tie, so its records cannot tell round "even"
+// from "nearest").
 func harnessInputs() map[string][2]int {
-	return map[string][2]int{"bands_160x288": {160, 288}, "bands_224x160": {224, 160}, "random_64x256": {64, 256}, "edges_16x32": {16, 32}}
+	return map[string][2]int{"bands_160x288": {160, 288}, "bands_224x160": {224, 160}, "random_64x256": {64, 256}, "edges_16x32": {16, 32},
+		"ties_64x64": {64, 64}}
 }
 
 func harnessInput(name string, rows, cols int) []float32 {
@@ -30,8 +36,61 @@ func harnessInput(name string, rows, cols int) []float32 {
 		return AdversarialBands(rows, cols, Dim0, 11)
 	case strings.HasPrefix(name, "random"):
 		return randomMatrix(rows, cols, 12)
+	case strings.HasPrefix(name, "ties"):
+		return tiesMatrix(rows, cols, 13)
 	}
 	return edgeMatrix()
+}
+
+// tiesMatrix holds, in row r, blocks for element type tieElements[r%5]:
+// each block has the element's largest value (so every scale rule but
+// twice-OCP gives the scale 2^0 and the elements are the inputs), the
+// float32 just below half the smallest subnormal step (0.5 - 2^-25
+// steps: microxcaling's float32 |t|+0.5 rounds it up), and the midpoints
+// of consecutive element values, signs random: ties to even and ties away
+// differ on every one of them.
+func tiesMatrix(rows, cols int, seed uint64) []float32 {
+	x := make([]float32, rows*cols)
+	s := seed
+	next := func() uint64 { s = splitmix(s); return s }
+	for r := 0; r < rows; r++ {
+		e := tieElements[r%len(tieElements)]
+		vals := elementValues(e)
+		for b := 0; b < cols/BlockSize; b++ {
+			blk := x[r*cols+b*BlockSize : r*cols+(b+1)*BlockSize]
+			for i := range blk {
+				k := int(next() % uint64(len(vals)-1))
+				blk[i] = (vals[k] + vals[k+1]) / 2 // exact: the values have few bits
+			}
+			blk[next()%BlockSize] = e.Max
+			j := int(next() % BlockSize)
+			for blk[j] == e.Max {
+				j = (j + 1) % BlockSize
+			}
+			blk[j] = float32(0.5-0x1p-25) * (vals[1] - vals[0])
+			for i := range blk {
+				if next()&1 == 1 {
+					blk[i] = -blk[i]
+				}
+			}
+		}
+	}
+	return x
+}
+
+var tieElements = []Element{E4M3, E5M2, E2M3, E3M2, INT8}
+
+// elementValues are e's non-negative finite values, ascending.
+func elementValues(e Element) []float32 {
+	var v []float32
+	for c := 0; c < 1<<e.Bits; c++ {
+		d := e.Decode(uint8(c))
+		if d >= 0 && d <= e.Max && !math.Signbit(float64(d)) {
+			v = append(v, d)
+		}
+	}
+	sort.Slice(v, func(i, j int) bool { return v[i] < v[j] })
+	return v
 }
 
 func writeST(path string, ts map[string][]float32, shapes map[string][2]int) error {
