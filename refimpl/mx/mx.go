@@ -26,6 +26,13 @@
 // backward pass: torchao's to_mx of x.t(), its MXFP8 dim1 cast). A Dim1
 // result holds the quantized transpose: codes [cols, rows], scales
 // [cols, rows/32].
+//
+// Libraries that do not follow these steps are reproduced by named
+// profiles measured against their runs: Microxcaling is microsoft/
+// microxcaling's _quantize_mx (its element profiles
+// microxcaling-7bc41952-even and -nearest with the scale mode
+// e8m0.Microxcaling7bc41952), held bit for bit to the records in
+// conformance/harness/mx-family/corpus-records by TestRecords.
 package mx
 
 import (
