@@ -101,7 +101,7 @@ func (m ScaleMode) String() string { return m.Name }
 // A library scale mode (LibraryScaleModes) computes what its library does,
 // its doc says how.
 func SharedScale(amax float32, mode ScaleMode, emaxElem int, maxElem float32) uint8 {
-	if mode.rule >= scaleAOFloor {
+	if mode.rule >= scaleAOFloor && mode.rule < firstWild {
 		return libraryScale(amax, mode, emaxElem, maxElem)
 	}
 	a := math.Float32bits(amax) & 0x7fffffff

@@ -9,9 +9,10 @@ import (
 // four of torchao's ScaleCalculationMode (Floor, Ceil, Even, RCeil). Each
 // is named after the code it reproduces; Source gives the repository, the
 // file and the commit or pull request where the rule is written. Their
-// rules start at firstWild so that SharedScale hands them to wildScale.
+// rules start at firstWild, past the library rules (which start at
+// scaleAOFloor), so that SharedScale hands them to wildScale.
 const (
-	firstWild scaleRule = iota + 16
+	firstWild scaleRule = iota + 48
 	wildRFloor
 	wildVLLM075
 	wildRoundHalfUp

@@ -117,3 +117,28 @@ func TestLookupAnyScaleMode(t *testing.T) {
 		t.Error("unknown mode accepted")
 	}
 }
+
+// TestScaleRulesDistinct guards SharedScale's dispatch: every mode of the
+// three lists has its own rule, so no mode computes another's scale (two
+// const blocks once numbered the wild and library rules alike, and the
+// wild modes ran the torchao ones).
+func TestScaleRulesDistinct(t *testing.T) {
+	seen := map[scaleRule]string{}
+	all := append(append(ScaleModes(), LibraryScaleModes()...), WildScaleModes()...)
+	for _, m := range all {
+		if prev, ok := seen[m.rule]; ok {
+			t.Errorf("%s and %s share rule %d", prev, m.Name, m.rule)
+		}
+		seen[m.rule] = m.Name
+	}
+	for _, m := range WildScaleModes() {
+		if m.rule < firstWild {
+			t.Errorf("%s: rule %d below firstWild %d", m.Name, m.rule, firstWild)
+		}
+	}
+	for _, m := range LibraryScaleModes() {
+		if m.rule < scaleAOFloor || m.rule >= firstWild {
+			t.Errorf("%s: rule %d outside the library range [%d, %d)", m.Name, m.rule, scaleAOFloor, firstWild)
+		}
+	}
+}

@@ -26,6 +26,13 @@
 // backward pass: torchao's to_mx of x.t(), its MXFP8 dim1 cast). A Dim1
 // result holds the quantized transpose: codes [cols, rows], scales
 // [cols, rows/32].
+//
+// Libraries that do not follow these steps are reproduced by named
+// profiles measured against their runs: Microxcaling is microsoft/
+// microxcaling's _quantize_mx (its element profiles
+// microxcaling-7bc41952-even and -nearest with the scale mode
+// e8m0.Microxcaling7bc41952), held bit for bit to the records in
+// conformance/harness/mx-family/corpus-records by TestRecords.
 package mx
 
 import (
@@ -88,15 +95,15 @@ var (
 			return prof.Encode, nil
 		}}
 	E2M3 = Element{Name: "e2m3", Bits: 6, Emax: 2, Max: 7.5, Mantissa: 3,
-		Profiles: []string{fp6Satfinite.Name}, decode: fp6E2M3.Decode, encoder: minifloatEncoder(fp6E2M3)}
+		Profiles: []string{fp6Satfinite.Name, MicroxcalingEven, MicroxcalingNearest}, decode: fp6E2M3.Decode, encoder: minifloatEncoder(fp6E2M3)}
 	E3M2 = Element{Name: "e3m2", Bits: 6, Emax: 4, Max: 28, Mantissa: 2,
-		Profiles: []string{fp6Satfinite.Name}, decode: fp6E3M2.Decode, encoder: minifloatEncoder(fp6E3M2)}
+		Profiles: []string{fp6Satfinite.Name, MicroxcalingEven, MicroxcalingNearest}, decode: fp6E3M2.Decode, encoder: minifloatEncoder(fp6E3M2)}
 	E4M3 = Element{Name: "e4m3", Bits: 8, Emax: 8, Max: 448, Mantissa: 3,
-		Profiles: fp8Names(fp8.E4M3), decode: fp8.E4M3.Decode, encoder: fp8Encoder(fp8.E4M3)}
+		Profiles: append(fp8Names(fp8.E4M3), MicroxcalingEven, MicroxcalingNearest), decode: fp8.E4M3.Decode, encoder: fp8Encoder(fp8.E4M3)}
 	E5M2 = Element{Name: "e5m2", Bits: 8, Emax: 15, Max: 57344, Mantissa: 2,
-		Profiles: fp8Names(fp8.E5M2), decode: fp8.E5M2.Decode, encoder: fp8Encoder(fp8.E5M2)}
+		Profiles: append(fp8Names(fp8.E5M2), MicroxcalingEven, MicroxcalingNearest), decode: fp8.E5M2.Decode, encoder: fp8Encoder(fp8.E5M2)}
 	INT8 = Element{Name: "int8", Bits: 8, Emax: 0, Max: 127.0 / 64, Mantissa: 6,
-		Profiles: []string{"even", "away"}, decode: decodeInt8, encoder: int8Encoder}
+		Profiles: []string{"even", "away", MicroxcalingEven, MicroxcalingNearest}, decode: decodeInt8, encoder: int8Encoder}
 )
 
 // Elements lists the element types.
@@ -120,6 +127,9 @@ func (e Element) Decode(c uint8) float32 { return e.decode(c) }
 func (e Element) Encoder(profile string) (func(float32) uint8, error) {
 	if profile == "" {
 		profile = e.Profiles[0]
+	}
+	if _, _, ok := e.mxcBits(); ok && (profile == MicroxcalingEven || profile == MicroxcalingNearest) {
+		return microxcalingEncoder(e, Microxcaling{Nearest: profile == MicroxcalingNearest})
 	}
 	enc, err := e.encoder(profile)
 	if err != nil {

@@ -9,8 +9,10 @@ element, mode and device it writes OUT/<impl>.<elem>.<mode>.<device>.safetensors
 holding per case "<case>.dim0.codes"/"<case>.dim0.scales" and
 "<case>.dim1.codes"/"<case>.dim1.scales" (torchao: U8 codes, U8 E8M0
 scales, dim1 being to_mx of x.t().contiguous()), or "<case>.y" (F32, the
-quantize-dequantize values microxcaling returns), with metadata naming
-the device, versions and any error.
+quantize-dequantize values microxcaling returns), with metadata (a
+JSON beside it) naming the device and versions, and per case and dim any
+error ("errors") or call torchao does not accept ("skipped"): one failing
+case no longer empties the file.
 
 Third-party code is loaded from the folders beside this script (copies
 at pinned commits, see README.md): ao/ (pytorch/ao v0.18.0, the torchao
@@ -63,18 +65,32 @@ def run_torchao(inputs, out, device, versions):
         for mn, md in modes.items():
             path = os.path.join(out, "torchao.%s.%s.%s.safetensors" % (en, mn, device))
             tensors, meta = {}, {"impl": "torchao to_mx", "element": en, "mode": mn, "device": device, **versions}
-            try:
-                for case, t in inputs.items():
-                    x = t.torch(device)
-                    for dim, xx in (("dim0", x), ("dim1", x.t().contiguous())):
+            errors, skipped = {}, {}
+            for case, t in inputs.items():
+                x = t.torch(device)
+                for dim, xx in (("dim0", x), ("dim1", x.t().contiguous())):
+                    key = "%s.%s" % (case, dim)
+                    # to_mx asserts that the last dimension is a multiple
+                    # of the block size (v0.18.0 mx_tensor.py line 230): a
+                    # dim1 cast of a matrix whose rows are not is not a
+                    # call torchao accepts.
+                    if xx.shape[-1] % 32 != 0:
+                        skipped[key] = "to_mx needs the last dimension %d to be a multiple of 32" % xx.shape[-1]
+                        continue
+                    try:
                         scale, data = to_mx(xx, ed, 32, md)
-                        tensors["%s.%s.codes" % (case, dim)] = tensor_u8(data)
-                        tensors["%s.%s.scales" % (case, dim)] = tensor_u8(scale)
-            except Exception:
-                meta["error"] = traceback.format_exc()[-2000:]
-                tensors = {}
+                        tensors[key + ".codes"] = tensor_u8(data)
+                        tensors[key + ".scales"] = tensor_u8(scale)
+                    except Exception:
+                        errors[key] = traceback.format_exc()[-1500:]
+            if errors:
+                meta["errors"] = errors
+            if skipped:
+                meta["skipped"] = skipped
             write(path, tensors, meta)
-            print(path, meta.get("error", "ok")[:200], flush=True)
+            print(path, "%d tensors, %d errors, %d skipped" % (len(tensors), len(errors), len(skipped)), flush=True)
+            for k, v in errors.items():
+                print("  ", k, v.strip().splitlines()[-1][:200], flush=True)
 
 
 def run_microxcaling(inputs, out, device, versions):
@@ -85,18 +101,23 @@ def run_microxcaling(inputs, out, device, versions):
         for rnd in ("even", "nearest"):
             path = os.path.join(out, "microxcaling.%s.%s.%s.safetensors" % (en, rnd, device))
             tensors, meta = {}, {"impl": "microxcaling _quantize_mx", "element": en, "round": rnd, "device": device, **versions}
-            try:
-                for case, t in inputs.items():
-                    x = t.torch(device)
-                    for dim, axis in (("dim0", -1), ("dim1", 0)):
+            errors = {}
+            for case, t in inputs.items():
+                x = t.torch(device)
+                for dim, axis in (("dim0", -1), ("dim1", 0)):
+                    key = "%s.%s" % (case, dim)
+                    try:
                         y = _quantize_mx(x, 8, en, shared_exp_method="max", axes=[axis], block_size=32,
                                          round=rnd, flush_fp32_subnorms=False, custom_cuda=False)
-                        tensors["%s.%s.y" % (case, dim)] = tensor_f32(y)
-            except Exception:
-                meta["error"] = traceback.format_exc()[-2000:]
-                tensors = {}
+                        tensors[key + ".y"] = tensor_f32(y)
+                    except Exception:
+                        errors[key] = traceback.format_exc()[-1500:]
+            if errors:
+                meta["errors"] = errors
             write(path, tensors, meta)
-            print(path, meta.get("error", "ok")[:200], flush=True)
+            print(path, "%d tensors, %d errors" % (len(tensors), len(errors)), flush=True)
+            for k, v in errors.items():
+                print("  ", k, v.strip().splitlines()[-1][:200], flush=True)
 
 
 def main():
