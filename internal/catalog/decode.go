@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/bitexact/bitexact/refimpl/awq"
+	"github.com/bitexact/bitexact/refimpl/mxfp4"
 	"github.com/bitexact/bitexact/refimpl/nvfp4"
 	"github.com/bitexact/bitexact/refimpl/ops"
 	"github.com/bitexact/bitexact/refimpl/sparse24"
@@ -69,6 +70,12 @@ func decodeCatalog() ([]Inputs, []Case) {
 		}})
 	t.addCase(Case{Name: "mxfp4.dequantize", Family: "mxfp4", Op: "mxfp4.dequantize", Inputs: "mxfp4.random",
 		Description: "MXFP4 dequantize of random codes and scales"})
+	for _, d := range mxfp4.Dequantizers() {
+		if d.Recorded() {
+			t.addCase(Case{Name: "mxfp4.dequantize." + d.Name, Family: "mxfp4", Op: "mxfp4.dequantize", Params: ops.Params{"profile": d.Name},
+				Inputs: "mxfp4.random", Description: "MXFP4 dequantize of random codes and scales, profile " + d.Name})
+		}
+	}
 	t.addInputs(Inputs{Name: "ggml.random-blocks", Seed: 0x67676d6c,
 		Description: "blocks U8 [256,17] (block_mxfp4) of uniformly random bytes",
 		Make: func(seed uint64) (ops.Tensors, error) {

@@ -8,6 +8,7 @@ import (
 	"github.com/bitexact/bitexact/refimpl/fp4"
 	"github.com/bitexact/bitexact/refimpl/fp8"
 	"github.com/bitexact/bitexact/refimpl/half"
+	"github.com/bitexact/bitexact/refimpl/mxfp4"
 	"github.com/bitexact/bitexact/refimpl/nvfp4"
 	"github.com/bitexact/bitexact/refimpl/ops"
 	"github.com/bitexact/bitexact/refimpl/sparse24"
@@ -488,6 +489,12 @@ func separationCatalog() ([]Inputs, []Case) {
 		}})
 	cs = append(cs, Case{Name: "mxfp4.dequantize.sep.every-scale", Family: "mxfp4", Op: "mxfp4.dequantize", Inputs: "sep.mxfp4.every-scale",
 		Description: "MXFP4 dequantize of every E8M0 scale code with every E2M1 code at every position"})
+	for _, d := range mxfp4.Dequantizers() {
+		if d.Recorded() {
+			cs = append(cs, Case{Name: "mxfp4.dequantize.sep.every-scale." + d.Name, Family: "mxfp4", Op: "mxfp4.dequantize", Params: ops.Params{"profile": d.Name},
+				Inputs: "sep.mxfp4.every-scale", Description: "MXFP4 dequantize of every E8M0 scale code with every E2M1 code at every position, profile " + d.Name})
+		}
+	}
 	ins = append(ins, Inputs{Name: "sep.ggml.every-scale",
 		Description: "blocks U8 [256,17] (block_mxfp4): block r has E8M0 e = r (0x00 and 0xFF included) and qs holding the 16 E2M1 codes in each half, rotated by r",
 		Make: func(uint64) (ops.Tensors, error) {

@@ -168,17 +168,10 @@ func Dequantize(q Quantized) ([]float32, error) {
 // the scale 0xFF decodes to nanconv.CarriedE8M0, which the multiply by
 // e2m1(c) carries made quiet. Under nanconv.Canonical it is Dequantize.
 func DequantizeNaN(q Quantized, nan nanconv.Convention) ([]float32, error) {
-	if err := checkShape(q.Rows*q.Cols, q.Rows, q.Cols); err != nil {
+	if err := q.check(); err != nil {
 		return nil, err
 	}
-	n := q.Rows * q.Cols
-	if len(q.Packed) != n/2 {
-		return nil, fmt.Errorf("mxfp4: packed has %d bytes, want %d for [%d, %d]", len(q.Packed), n/2, q.Rows, q.Cols)
-	}
-	if len(q.Scales) != n/BlockSize {
-		return nil, fmt.Errorf("mxfp4: scales has %d bytes, want %d for [%d, %d]", len(q.Scales), n/BlockSize, q.Rows, q.Cols)
-	}
-	y := make([]float32, n)
+	y := make([]float32, q.Rows*q.Cols)
 	nanScale := nan.NaN(math.Float32bits(qNaN), nanconv.CarriedE8M0|nanconv.Quiet)
 	for blk, sc := range q.Scales {
 		for i := 0; i < BlockSize; i++ {
@@ -187,13 +180,32 @@ func DequantizeNaN(q Quantized, nan nanconv.Convention) ([]float32, error) {
 				y[j] = nanScale
 				continue
 			}
-			b := q.Packed[j/2]
-			c := b & 0xF
-			if j%2 == 1 {
-				c = b >> 4
-			}
-			y[j] = fp4.Decode(c) * Pow2(int(sc)-127)
+			y[j] = fp4.Decode(q.code(j)) * Pow2(int(sc)-127)
 		}
 	}
 	return y, nil
+}
+
+// check reports a shape, packed or scales length that do not agree.
+func (q Quantized) check() error {
+	if err := checkShape(q.Rows*q.Cols, q.Rows, q.Cols); err != nil {
+		return err
+	}
+	n := q.Rows * q.Cols
+	if len(q.Packed) != n/2 {
+		return fmt.Errorf("mxfp4: packed has %d bytes, want %d for [%d, %d]", len(q.Packed), n/2, q.Rows, q.Cols)
+	}
+	if len(q.Scales) != n/BlockSize {
+		return fmt.Errorf("mxfp4: scales has %d bytes, want %d for [%d, %d]", len(q.Scales), n/BlockSize, q.Rows, q.Cols)
+	}
+	return nil
+}
+
+// code is element j's E2M1 code (element 2i in the low nibble).
+func (q Quantized) code(j int) uint8 {
+	b := q.Packed[j/2]
+	if j%2 == 1 {
+		return b >> 4
+	}
+	return b & 0xF
 }

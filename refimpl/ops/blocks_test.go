@@ -77,6 +77,8 @@ func TestBlockOpErrors(t *testing.T) {
 		{"mxfp4 K", "mxfp4.quantize", nil, Tensors{"x": f}, "multiple of 32"},
 		{"mxfp4 mode", "mxfp4.quantize", Params{"mode": "up"}, Tensors{"x": f}, "up"},
 		{"mxfp4 scales shape", "mxfp4.dequantize", nil, Tensors{"packed": tensor.FromU8([]int{1, 16}, make([]uint8, 16)), "scales": tensor.FromU8([]int{2}, make([]uint8, 2))}, `tensor "scales"`},
+		{"mxfp4 dequantize profile", "mxfp4.dequantize", Params{"profile": "modelopt"}, Tensors{"packed": tensor.FromU8([]int{1, 16}, make([]uint8, 16)), "scales": tensor.FromU8([]int{1, 1}, make([]uint8, 1))}, `unknown profile "modelopt"`},
+		{"mxfp4 recorded profile takes no nan", "mxfp4.dequantize", Params{"profile": "modelopt-5a4242fa-cuda", "nan": "cuda"}, Tensors{"packed": tensor.FromU8([]int{1, 16}, make([]uint8, 16)), "scales": tensor.FromU8([]int{1, 1}, make([]uint8, 1))}, "nan=cuda does not apply"},
 		{"ggml length", "ggml.mxfp4.quantize", nil, Tensors{"x": tensor.FromF32([]int{33}, make([]float32, 33))}, "multiple of 32"},
 		{"ggml log2", "ggml.mxfp4.quantize", Params{"log2": "fast"}, Tensors{"x": tensor.FromF32([]int{32}, make([]float32, 32))}, "log2 mode"},
 		{"q8_1 profile", "ggml.q8_1.quantize", Params{"s": "gpu"}, Tensors{"x": tensor.FromF32([]int{32}, make([]float32, 32))}, "q8_1 profile"},

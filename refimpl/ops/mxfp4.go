@@ -2,10 +2,12 @@ package ops
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/bitexact/bitexact/refimpl/e8m0"
 	"github.com/bitexact/bitexact/refimpl/fp4"
 	"github.com/bitexact/bitexact/refimpl/mxfp4"
+	"github.com/bitexact/bitexact/refimpl/nanconv"
 	"github.com/bitexact/bitexact/refimpl/tensor"
 )
 
@@ -25,12 +27,16 @@ func init() {
 		Run:      runMXFP4Quantize,
 	})
 	register(withNaN(Op{
-		Name:    "mxfp4.dequantize",
-		Doc:     "MXFP4 to float32: e2m1(c) * 2^(scale-127), NaN blocks for scale 0xFF (bits per the nan convention)",
-		Params:  map[string]string{},
-		Inputs:  []string{"packed", "scales"},
-		Outputs: []string{"y"},
-		Run:     runMXFP4Dequantize,
+		Name: "mxfp4.dequantize",
+		Doc:  "MXFP4 to float32: e2m1(c) * 2^(scale-127), NaN blocks for scale 0xFF (bits per the nan convention), or a recorded library's dequantize",
+		Params: map[string]string{
+			"profile": "the dequantizer: default (the reference), or a library's recorded on one device, NaN bits included (no nan convention applies): " + mxfp4DequantNames(),
+		},
+		Defaults: Params{"profile": mxfp4.DequantDefault.Name},
+		Choices:  map[string][]Choice{"profile": mxfp4DequantChoices()},
+		Inputs:   []string{"packed", "scales"},
+		Outputs:  []string{"y"},
+		Run:      runMXFP4Dequantize,
 	}))
 }
 
@@ -69,9 +75,19 @@ func runMXFP4Quantize(p Params, in Tensors) (Tensors, error) {
 }
 
 func runMXFP4Dequantize(p Params, in Tensors) (Tensors, error) {
+	name := p.Get("profile", mxfp4.DequantDefault.Name)
+	dq, ok := mxfp4.LookupDequantizer(name)
+	if !ok {
+		return nil, fmt.Errorf("unknown profile %q (profiles: default, %s)", name, mxfp4DequantNames())
+	}
 	nan, err := nanConv(p)
 	if err != nil {
 		return nil, err
+	}
+	if dq.Recorded() && nan != nanconv.Canonical {
+		// A library's dequantizer is a record of that library on one
+		// device, NaN bits included: no other convention applies to it.
+		return nil, fmt.Errorf("profile %s is recorded with its own NaN bits: nan=%s does not apply to it", dq.Name, nan.Name)
 	}
 	packed, scales := in["packed"], in["scales"]
 	if err := packed.Expect("packed", tensor.U8, -1, -1); err != nil {
@@ -90,7 +106,13 @@ func runMXFP4Dequantize(p Params, in Tensors) (Tensors, error) {
 	if err := blkLogical("scales", scales, "e8m0"); err != nil {
 		return nil, err
 	}
-	y, err := mxfp4.DequantizeNaN(mxfp4.Quantized{Rows: m, Cols: k, Packed: packed.Data, Scales: scales.Data}, nan)
+	q := mxfp4.Quantized{Rows: m, Cols: k, Packed: packed.Data, Scales: scales.Data}
+	var y []float32
+	if dq.Recorded() {
+		y, err = dq.Dequantize(q)
+	} else {
+		y, err = mxfp4.DequantizeNaN(q, nan)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -105,4 +127,24 @@ func mxfp4ProfileChoices() []Choice {
 		cs = append(cs, Choice{r.Name, r.Summary, r.Source})
 	}
 	return cs
+}
+
+// mxfp4DequantChoices are mxfp4.dequantize's profiles.
+func mxfp4DequantChoices() []Choice {
+	var cs []Choice
+	for _, d := range mxfp4.Dequantizers() {
+		cs = append(cs, Choice{d.Name, d.Summary, d.Source})
+	}
+	return cs
+}
+
+// mxfp4DequantNames lists the recorded library dequantizers' names.
+func mxfp4DequantNames() string {
+	var v []string
+	for _, d := range mxfp4.Dequantizers() {
+		if d.Recorded() {
+			v = append(v, d.Name)
+		}
+	}
+	return strings.Join(v, ", ")
 }
