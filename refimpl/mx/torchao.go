@@ -26,15 +26,21 @@ import (
 //	elem  = FP8: torch's .to(float8_e4m3fn / float8_e5m2) (nearest even; NaN -> 0x7F with the NaN's sign)
 //	        FP6: torchao's _f32_to_floatx_unpacked (nearest even, saturating; a NaN's code is what its bits compute)
 //
-// Where this differs from the family's Quantize under the same scale
-// code: a block whose code is 0 is divided by 2^-126, so its elements are
+// Every code and scale torchao wrote on the harness inputs, CPU and CUDA,
+// is reproduced (TestRecordsTorchAO); the code-0 branch and CUDA's
+// reciprocal, which those inputs do not reach, follow the source
+// (torch's CUDA true division by a Python scalar multiplies by its
+// float32 reciprocal, as ModelOpt's CUDA record measured) and are
+// tested by hand-worked cases (TestTorchAOEdges). Where this differs from
+// the family's Quantize under the same scale code: a block whose code is 0 is divided by 2^-126, so its elements are
 // half what OCP gives (RCEIL multiplies them by 1); a block whose amax is
 // NaN (code 0xFF) keeps its finite elements' signs as ±0 (FLOOR, CEIL,
 // EVEN divide by +Inf) or makes every element NaN (RCEIL); and the NaN
 // element codes carry the sign, and for FP6 the payload, of the float32
 // NaN the device computed (CUDA: 0x7FFFFFFF for every NaN an operation
-// makes; the CPU keeps a NaN operand's bits and makes 0xFFC00000 for
-// Inf/Inf).
+// makes; the CPU keeps a NaN operand's bits, quieted as x86 does, and
+// makes the x86 default NaN 0xFFC00000 for Inf/Inf). For finite values
+// the FP6 routine is the family's satfinite encoder (TestTorchAOFP6Finite).
 type TorchAO struct {
 	// Mode is one of e8m0.TorchAO017Floor, TorchAO017Ceil, TorchAO017Even,
 	// TorchAO017RCeil (torchao v0.16 to v0.18 compute the same scales).
