@@ -31,8 +31,10 @@
 // profiles measured against their runs: Microxcaling is microsoft/
 // microxcaling's _quantize_mx (its element profiles
 // microxcaling-7bc41952-even and -nearest with the scale mode
-// e8m0.Microxcaling7bc41952), held bit for bit to the records in
-// conformance/harness/mx-family/corpus-records by TestRecords.
+// e8m0.Microxcaling7bc41952) and TorchAO is pytorch/ao v0.18.0's to_mx
+// (profiles torchao-0.18-<mode>-<cpu|cuda>), each held bit for bit to
+// its record in conformance/harness/mx-family/corpus-records by
+// TestRecords and TestRecordsTorchAO.
 package mx
 
 import (
