@@ -132,6 +132,15 @@ func (t TorchAO) Quantize(x []float32, rows, cols int, dim Dim, e Element) (Quan
 	q := Quantized{Element: e, Dim: dim, Rows: rows, Cols: cols,
 		Codes: make([]uint8, len(x)), Scales: make([]uint8, len(x)/BlockSize)}
 	fp8 := e.Bits == 8
+	var enc func(float32) uint8
+	if fp8 {
+		// Values reach the cast clamped to ±max: torch's non-saturating
+		// cast, which keeps a NaN's sign.
+		var err error
+		if enc, err = e.Encoder(fp8NoSat); err != nil {
+			return Quantized{}, err
+		}
+	}
 	for blk := range q.Scales {
 		xs := x[blk*BlockSize : (blk+1)*BlockSize]
 		out := q.Codes[blk*BlockSize : (blk+1)*BlockSize]
@@ -157,7 +166,7 @@ func (t TorchAO) Quantize(x []float32, rows, cols int, dim Dim, e Element) (Quan
 				r = clampKeepNaN(r, e.Max)
 			}
 			if fp8 {
-				out[i] = aoFP8(e, r)
+				out[i] = enc(r)
 			} else {
 				out[i] = floatxUnpacked(r, ebits, mbits)
 			}
@@ -223,17 +232,10 @@ func clampKeepNaN(v, m float32) float32 {
 	return max(-m, min(m, v))
 }
 
-// aoFP8 is torch's float32 to float8_e4m3fn / float8_e5m2 cast (c10
-// Float8_e4m3fn.h, Float8_e5m2.h) of a value already clamped to ±max:
-// nearest even; NaN -> 0x7F with its sign (E4M3), 0x7F with its sign
-// (E5M2 NaN; +-Inf cannot reach it).
-func aoFP8(e Element, v float32) uint8 {
-	if v != v {
-		return uint8(math.Float32bits(v)>>24)&0x80 | 0x7F
-	}
-	enc, _ := e.Encoder("nosat")
-	return enc(v)
-}
+// fp8NoSat is the refimpl/fp8 profile of torch's float32 to
+// float8_e4m3fn / float8_e5m2 cast (c10 Float8_e4m3fn.h, Float8_e5m2.h):
+// nearest even, NaN -> 0x7F with the NaN's sign.
+const fp8NoSat = "nosat"
 
 // floatxUnpacked is torchao's _f32_to_floatx_unpacked for one float32, in
 // its int32 arithmetic: the sign saved; |x| >= max_normal saturates to
