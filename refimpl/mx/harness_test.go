@@ -169,7 +169,8 @@ var harnessElements = map[string]Element{"e4m3": E4M3, "e5m2": E5M2, "e2m3": E2M
 // TestHarnessRecords reports, per file of the unpacked device outputs in
 // $BITEXACT_MX_RECORDS, which rule of this package reproduces every tensor
 // it holds, bit for bit: torchao's codes and scales under each scale mode
-// (the OCP four, the library and wild modes) and element profile;
+// (the OCP four, the library and wild modes) and element profile, and
+// under each TorchAO profile;
 // microxcaling's values under Microxcaling (NaN positions exact, their
 // bits reported, as the device chooses them). A tensor the library did not
 // write (an error or a call it refuses, named in the .json beside the
@@ -205,6 +206,11 @@ func TestHarnessRecords(t *testing.T) {
 				}
 			}
 		} else {
+			for _, p := range TorchAOProfiles() {
+				if torchaoProfileMatches(got, el, p) {
+					match = append(match, p.Name())
+				}
+			}
 			for _, m := range modes {
 				for _, p := range el.Profiles {
 					if torchaoMatches(got, el, p, m) {
@@ -277,4 +283,23 @@ func microxcalingMatches(got map[string]stTensor, el Element, m Microxcaling) (m
 		}
 	}
 	return nans, true
+}
+
+func torchaoProfileMatches(got map[string]stTensor, el Element, p TorchAO) bool {
+	for name, c := range got {
+		cs, d, what, ok := harnessCase(name)
+		if !ok || what != "codes" {
+			continue
+		}
+		sh := harnessInputs()[cs]
+		q, err := p.Quantize(harnessInput(cs, sh[0], sh[1]), sh[0], sh[1], d, el)
+		if err != nil {
+			return false
+		}
+		s := got[strings.TrimSuffix(name, "codes")+"scales"]
+		if string(c.data) != string(q.Codes) || string(s.data) != string(q.Scales) {
+			return false
+		}
+	}
+	return true
 }

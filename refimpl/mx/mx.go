@@ -31,8 +31,10 @@
 // profiles measured against their runs: Microxcaling is microsoft/
 // microxcaling's _quantize_mx (its element profiles
 // microxcaling-7bc41952-even and -nearest with the scale mode
-// e8m0.Microxcaling7bc41952), held bit for bit to the records in
-// conformance/harness/mx-family/corpus-records by TestRecords.
+// e8m0.Microxcaling7bc41952) and TorchAO is pytorch/ao v0.18.0's to_mx
+// (profiles torchao-0.18-<mode>-<cpu|cuda>), each held bit for bit to
+// its record in conformance/harness/mx-family/corpus-records by
+// TestRecords and TestRecordsTorchAO.
 package mx
 
 import (
@@ -145,13 +147,15 @@ func (e Element) Encoder(profile string) (func(float32) uint8, error) {
 // the exponent; e8m0.SharedScale reads that width from the significand of
 // the max it is passed, which for E4M3 (448 = 1.11b*2^8) and INT8 is not
 // the element's. So for Even the max passed is (2 - 2^-Mantissa)*2^Emax,
-// whose significand has exactly Mantissa bits; the other rules get Max.
+// whose significand has exactly Mantissa bits (for torchao's EVEN too,
+// e8m0.TorchAO017Even, which rounds to torchao's MBITS, the same widths);
+// the other rules get Max.
 func (e Element) ScaleCode(amax float32, mode e8m0.ScaleMode) uint8 {
 	if amax != amax || math.IsInf(float64(amax), 0) {
 		return NaNScale
 	}
 	max := e.Max
-	if mode.Name == e8m0.Even.Name {
+	if mode.Name == e8m0.Even.Name || mode.Name == e8m0.TorchAO017Even.Name {
 		max = float32(math.Ldexp(2-math.Ldexp(1, -e.Mantissa), e.Emax))
 	}
 	return e8m0.SharedScale(amax, mode, e.Emax, max)
