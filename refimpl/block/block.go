@@ -138,7 +138,7 @@ type Fault struct {
 // blocks times activations already quantized to Act's blocks.
 type Dot struct {
 	Name  string // "q4_K_q8_K"
-	Suite string // "gemv-gguf-q4_k-q8_k"
+	Suite string // "gguf-vecdot-q4_k-q8_k"
 	Title string
 	// W and Act name block formats of Formats.
 	W, Act string

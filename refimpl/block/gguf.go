@@ -125,7 +125,7 @@ func ggufDots() []Dot {
 		d := d
 		name := d.String()
 		lower := strings.ToLower(name)
-		ds = append(ds, Dot{Name: name, Suite: "gemv-gguf-" + strings.ReplaceAll(lower, "_q", "-q"),
+		ds = append(ds, Dot{Name: name, Suite: "gguf-vecdot-" + strings.ReplaceAll(lower, "_q", "-q"),
 			Title: "GGUF " + strings.ToUpper(d.W.String()) + " x " + strings.ToUpper(d.Act.String()),
 			W:     d.W.String(), Act: d.Act.String(), Op: "gemv.gguf", Params: map[string]string{"dot": name},
 			Schedule:     ggufSchedule(d),
