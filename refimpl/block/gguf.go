@@ -34,16 +34,16 @@ var ggufLayouts = map[gguf.Type][]Field{
 		{"scales", 4, 12, "k4-scales", "8 6-bit scales and 8 6-bit mins (get_scale_min_k4)"}, {"qs", 16, 128, "nibbles", "4-bit quants, 32 values per 16 bytes"}},
 	gguf.Q5_K: {{"d", 0, 2, "fp16", "super-block scale of the scales"}, {"dmin", 2, 2, "fp16", "super-block scale of the mins"},
 		{"scales", 4, 12, "k4-scales", "8 6-bit scales and 8 6-bit mins"}, {"qh", 16, 32, "bits", "the fifth bit of each quant"}, {"qs", 48, 128, "nibbles", "low 4 bits"}},
-	gguf.Q6_K: {{"ql", 0, 128, "nibbles", "low 4 bits"}, {"qh", 128, 64, "crumbs", "high 2 bits"}, {"scales", 192, 16, "i8", "8-bit scale per 16 values"}, {"d", 208, 2, "fp16", "super-block scale"}},
-	gguf.Q8_K: {{"d", 0, 4, "f32", "scale"}, {"qs", 4, 256, "i8", "q"}, {"bsums", 260, 32, "i16", "sum of q per 16 values"}},
+	gguf.Q6_K:   {{"ql", 0, 128, "nibbles", "low 4 bits"}, {"qh", 128, 64, "crumbs", "high 2 bits"}, {"scales", 192, 16, "i8", "8-bit scale per 16 values"}, {"d", 208, 2, "fp16", "super-block scale"}},
+	gguf.Q8_K:   {{"d", 0, 4, "f32", "scale"}, {"qs", 4, 256, "i8", "q"}, {"bsums", 260, 32, "i16", "sum of q per 16 values"}},
 	gguf.IQ4_NL: {{"d", 0, 2, "fp16", "scale"}, {"qs", 2, 16, "nibbles", "indices into kvalues_iq4nl"}},
 	gguf.IQ4_XS: {{"d", 0, 2, "fp16", "super-block scale"}, {"scales_h", 2, 2, "bits", "high 2 bits of the 8 6-bit scales"},
 		{"scales_l", 4, 4, "nibbles", "low 4 bits of the 8 6-bit scales"}, {"qs", 8, 128, "nibbles", "indices into kvalues_iq4nl"}},
 	gguf.TQ1_0: {{"qs", 0, 48, "trits", "five trits a byte (base-3 fixed point)"}, {"qh", 48, 4, "trits", "four trits a byte"}, {"d", 52, 2, "fp16", "scale"}},
 	gguf.TQ2_0: {{"qs", 0, 64, "crumbs", "2-bit quants (q-1)"}, {"d", 64, 2, "fp16", "scale"}},
 	gguf.NVFP4: {{"d", 0, 4, "ue4m3", "UE4M3 scale per 16 values"}, {"qs", 4, 32, "nibbles", "E2M1 codes (kvalues_mxfp4)"}},
-	gguf.Q1_0: {{"d", 0, 2, "fp16", "scale (mean |x|)"}, {"qs", 2, 16, "bits", "bit j set: +d, clear: -d"}},
-	gguf.Q2_0: {{"d", 0, 2, "fp16", "scale (max |x|)"}, {"qs", 2, 16, "crumbs", "2-bit q, element (q-1)*d"}},
+	gguf.Q1_0:  {{"d", 0, 2, "fp16", "scale (mean |x|)"}, {"qs", 2, 16, "bits", "bit j set: +d, clear: -d"}},
+	gguf.Q2_0:  {{"d", 0, 2, "fp16", "scale (max |x|)"}, {"qs", 2, 16, "crumbs", "2-bit q, element (q-1)*d"}},
 }
 
 // ggufElements and ggufScales say, per type, what the values and the
