@@ -5,12 +5,15 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/bitexact/bitexact/golden"
+	"github.com/bitexact/bitexact/refimpl/block"
 	"github.com/bitexact/bitexact/refimpl/e8m0"
 	"github.com/bitexact/bitexact/refimpl/fp4"
 	"github.com/bitexact/bitexact/refimpl/fp8"
+	"github.com/bitexact/bitexact/refimpl/half"
 	"github.com/bitexact/bitexact/refimpl/ops"
 	"github.com/bitexact/bitexact/refimpl/tensor"
 )
@@ -27,7 +30,12 @@ func encodeBlock(ctx context.Context, kind, profile string, vals []float32, stdo
 	case "mxfp4":
 		bs, qop, dqop, param = 32, "mxfp4.quantize", "mxfp4.dequantize", "profile"
 	default:
-		return usageError(stderr, "encode", "--block %q: want nvfp4 or mxfp4", kind)
+		for _, f := range block.Formats() {
+			if (kind == f.Name || kind == f.Suite) && f.Quantize != nil {
+				return encodeDescribedBlock(ctx, f, profile, vals, stdout, stderr)
+			}
+		}
+		return usageError(stderr, "encode", "--block %q: want nvfp4, mxfp4 or a block format of refimpl/block that quantizes (%s)", kind, strings.Join(quantizingBlocks(), ", "))
 	}
 	k := (len(vals) + bs - 1) / bs * bs
 	x := make([]float32, k)
@@ -103,3 +111,66 @@ func plural(n int, noun string) string {
 }
 
 func fmtFloat64(v float64) string { return fmt.Sprintf("%.9g", v) }
+
+// quantizingBlocks lists refimpl/block's formats that have a quantizer,
+// by suite stem (which, unlike ggml's name nvfp4, no other block kind
+// shares).
+func quantizingBlocks() []string {
+	var n []string
+	for _, f := range block.Formats() {
+		if f.Quantize != nil {
+			n = append(n, f.Suite)
+		}
+	}
+	return n
+}
+
+// encodeDescribedBlock quantizes vals with a block format of
+// refimpl/block (padded with zeros to whole blocks), then prints each
+// block's fields as its layout declares them and the dequantized values.
+func encodeDescribedBlock(ctx context.Context, f block.Format, profile string, vals []float32, stdout, stderr io.Writer) int {
+	if profile == "" {
+		profile = f.Profiles[0].Name
+	}
+	k := (len(vals) + f.BlockElems - 1) / f.BlockElems * f.BlockElems
+	x := make([]float32, k)
+	copy(x, vals)
+	e := golden.Native{}
+	q, err := e.Run(ctx, f.Quantize.Op, block.Params(f.Quantize.Params, f.ProfileParam, profile), ops.Tensors{"x": tensor.FromF32([]int{k}, x)})
+	if err != nil {
+		fmt.Fprintf(stderr, "bitexact encode: %v\n", err)
+		return exitUsage
+	}
+	dq, err := e.Run(ctx, f.Dequantize.Op, block.Params(f.Dequantize.Params, f.ProfileParam, profile), q)
+	if err != nil {
+		fmt.Fprintf(stderr, "bitexact encode: %v\n", err)
+		return exitUsage
+	}
+	b, y := q["blocks"].Data, dq["y"].F32()
+	fmt.Fprintf(stdout, "%s (%s %s): %s in %s of %d (%d bytes each)\n", f.Title, f.ProfileParam, profile,
+		plural(len(vals), "value"), plural(k/f.BlockElems, "block"), f.BlockElems, f.BlockBytes)
+	for i := 0; i < k/f.BlockElems; i++ {
+		blk := b[i*f.BlockBytes : (i+1)*f.BlockBytes]
+		fmt.Fprintf(stdout, "\nblock %d:\n", i)
+		for _, l := range f.Layout {
+			fb := blk[l.Offset : l.Offset+l.Bytes]
+			val := fmt.Sprintf("% x", fb)
+			switch l.Kind {
+			case "fp16":
+				v := half.DecodeFP16(uint16(fb[0]) | uint16(fb[1])<<8)
+				val = fmt.Sprintf("0x%02x%02x = %s", fb[1], fb[0], fmtValue(v))
+			case "f32":
+				bits := uint32(fb[0]) | uint32(fb[1])<<8 | uint32(fb[2])<<16 | uint32(fb[3])<<24
+				val = fmt.Sprintf("0x%08x = %s", bits, fmtValue(math.Float32frombits(bits)))
+			}
+			fmt.Fprintf(stdout, "  %-8s %s (%s): %s\n", l.Name, l.Kind, l.Doc, val)
+		}
+		tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+		fmt.Fprintf(tw, "i\tx\tdequantized\n")
+		for j := i * f.BlockElems; j < (i+1)*f.BlockElems && j < len(vals); j++ {
+			fmt.Fprintf(tw, "%d\t%s\t%s\n", j, fmtValue(x[j]), fmtValue(y[j]))
+		}
+		tw.Flush()
+	}
+	return exitOK
+}

@@ -60,7 +60,7 @@ func TestUsage(t *testing.T) {
 		{"encode bad value", []string{"encode", "1", "abc"}, exitUsage, "err", `argument 2: "abc" is not a number`},
 		{"encode bad bits", []string{"encode", "bits:0xzz"}, exitUsage, "err", `"bits:0xzz" is not a 32-bit hex pattern`},
 		{"encode bad format", []string{"encode", "--format", "e3m3", "1"}, exitUsage, "err", `unknown format "e3m3"`},
-		{"encode bad block", []string{"encode", "--block", "mxfp8", "1"}, exitUsage, "err", `--block "mxfp8": want nvfp4 or mxfp4`},
+		{"encode bad block", []string{"encode", "--block", "mxfp8", "1"}, exitUsage, "err", `--block "mxfp8": want nvfp4, mxfp4 or a block format of refimpl/block`},
 		{"encode bad recipe", []string{"encode", "--block", "nvfp4", "--profile", "nope", "1"}, exitUsage, "err", "nope"},
 		{"semantics -h", []string{"semantics", "-h"}, exitOK, "err", "disagreement matrix"},
 	} {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/bitexact/bitexact/internal/catalog"
 	"github.com/bitexact/bitexact/internal/safeio"
+	"github.com/bitexact/bitexact/refimpl/block"
 	"github.com/bitexact/bitexact/refimpl/unary"
 )
 
@@ -173,7 +174,33 @@ func semanticsDoc() []byte {
 			}
 		}
 	}
+	blockSemantics(w)
 	return b.Bytes()
+}
+
+// blockSemantics writes a section per block format of refimpl/block: its
+// values and scales, its byte layout and its profiles.
+func blockSemantics(w func(string, ...any)) {
+	if len(block.Formats()) == 0 {
+		return
+	}
+	w("\n## Block formats\n\nFrom `refimpl/block`: each block format's values, scales, byte layout and profiles (the first is canonical).\n")
+	for _, f := range block.Formats() {
+		w("\n### %s\n\n", f.Title)
+		w("%d values in %d bytes. Values: %s. Scales: %s.\n\n", f.BlockElems, f.BlockBytes, mdEscape(f.Elements), mdEscape(f.Scale))
+		w("| bytes | field | kind | meaning |\n|---|---|---|---|\n")
+		for _, l := range f.Layout {
+			w("| %d..%d | `%s` | %s | %s |\n", l.Offset, l.Offset+l.Bytes-1, l.Name, l.Kind, mdEscape(l.Doc))
+		}
+		w("\n| profile | summary | source |\n|---|---|---|\n")
+		for i, p := range f.Profiles {
+			canon := ""
+			if i == 0 {
+				canon = " (canonical)"
+			}
+			w("| `%s`%s | %s | %s |\n", p.Name, canon, mdEscape(p.Summary), mdEscape(p.Source))
+		}
+	}
 }
 
 func mdEscape(s string) string { return strings.ReplaceAll(s, "|", `\|`) }

@@ -118,6 +118,7 @@ func Alternatives(s *suite.Suite, against string) []Alternative {
 		alts = append(alts, Alternative{Class: "llama-adjacent-pairs", Doc: "block_mxfp4 qs packed as adjacent pairs (q[2j] | q[2j+1]<<4) instead of llama.cpp's split halves (q[j] | q[j+16]<<4)",
 			Compute: ggmlAdjacent})
 	}
+	alts = append(alts, blockAlternatives(s)...)
 	alts = append(alts, coverageAlternatives(s)...)
 	// Last: a named bug class that reproduces the results (a NaN sign
 	// cleared) comes before "the NaNs follow another convention".

@@ -35,7 +35,7 @@ func coverageAlternatives(s *suite.Suite) []Alternative {
 	var alts []Alternative
 	// The code formats that s decodes, if it is a format's decoder.
 	formats := decodedFormats(s.Op, s.Filter)
-	if decodeOps[s.Op] || len(formats) > 0 {
+	if decodeOps[s.Op] || isBlockDequantize(s.Op) || len(formats) > 0 {
 		alts = append(alts, Alternative{Class: "negative-zero-cleared", Doc: "results of magnitude zero always +0 (a value table or integer LUT with +0 at the -0 code, as ggml's kvalues_mxfp4)",
 			Compute: floatOutputs(func(f floatFormat, b uint32) uint32 {
 				if b == f.sign {
@@ -65,7 +65,7 @@ func coverageAlternatives(s *suite.Suite) []Alternative {
 				})})
 		}
 	}
-	if dequantOps[s.Op] {
+	if dequantOps[s.Op] || isBlockDequantize(s.Op) {
 		alts = append(alts, Alternative{Class: "f16-arithmetic",
 			Doc: "each float32 result rounded to fp16 (nearest even, NaN as the canonical fp16 NaN 0x7FFF) and widened: the product computed in half precision (llama.cpp's GGML_CUDA_F16 __hmul2 dequantize path)",
 			Compute: floatOutputs(func(f floatFormat, b uint32) uint32 {

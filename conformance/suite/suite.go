@@ -81,7 +81,8 @@ type Spec struct {
 }
 
 // Specs lists the vendor suites: those of every code format, derived
-// from its description (formatSpecs), then those of the other ops.
+// from its description (formatSpecs), then those of the other ops, then
+// those of every block format of refimpl/block (blockSpecs).
 func Specs() []Spec {
 	return append(append(formatSpecs(), []Spec{
 		{Name: "e2m1-pack", Op: "e2m1.pack",
@@ -158,7 +159,7 @@ func Specs() []Spec {
 			Doc: "llama.cpp block_mxfp4 -> float32 (dequantize_row_mxfp4)"},
 		{Name: "q8_1-dequantize", Op: "ggml.q8_1.dequantize",
 			Doc: "llama.cpp block_q8_1 -> float32"},
-	}...), halfInputSpecs()...)
+	}...), append(halfInputSpecs(), blockSpecs()...)...)
 }
 
 // halfInputSpecs are the conversion and quantizer suites of fp16 and

@@ -57,6 +57,7 @@ var families = []func() ([]Inputs, []Case){
 	separationCatalog,
 	halfInputCatalog,
 	peerCatalog,
+	blockFormatCatalog,
 }
 
 // All returns every input set and case of the catalogue, in the order of

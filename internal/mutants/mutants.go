@@ -453,5 +453,5 @@ func Catalog() []Mutant {
 		{Name: "e2m1-pack-nibble-swap", Suite: "e2m1-pack", Claim: "default", Class: "nibble-swap",
 			Doc: "E2M1 pack with element 2i in the high nibble",
 			Run: transform("e2m1.pack", swapNibbles("packed"))},
-	}, append(append(append(coverageCatalog(), extraCatalog()...), halfBoundCatalog()...), formatCatalog()...)...)
+	}, append(append(append(coverageCatalog(), extraCatalog()...), halfBoundCatalog()...), append(formatCatalog(), blockFormatCatalog()...)...)...)
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/bitexact/bitexact/conformance/certificate"
+	"github.com/bitexact/bitexact/refimpl/block"
 	"github.com/bitexact/bitexact/refimpl/e8m0"
 	"github.com/bitexact/bitexact/refimpl/ggml"
 	"github.com/bitexact/bitexact/refimpl/unary"
@@ -286,13 +287,18 @@ func quote(s []string) []string {
 // cell makes text safe inside a Markdown table cell.
 func cell(s string) string { return strings.ReplaceAll(s, "|", "\\|") }
 
-// formatOrder ranks a format as refimpl/unary declares them; a name of no
-// format ranks last.
+// formatOrder ranks a format as refimpl/unary declares them, then the
+// block formats of refimpl/block; a name of no format ranks last.
 func formatOrder(f string) int {
 	for i, g := range unary.Formats() {
 		if f == g.Name {
 			return i
 		}
 	}
-	return 99
+	for i, g := range block.Formats() {
+		if f == g.Name {
+			return len(unary.Formats()) + i
+		}
+	}
+	return 999
 }

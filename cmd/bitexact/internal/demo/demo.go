@@ -34,6 +34,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/bitexact/bitexact/refimpl/awq"
+	"github.com/bitexact/bitexact/refimpl/block"
 	"github.com/bitexact/bitexact/refimpl/e8m0"
 	"github.com/bitexact/bitexact/refimpl/fp4"
 	"github.com/bitexact/bitexact/refimpl/nvfp4"
@@ -137,9 +138,12 @@ type Meta struct {
 	Module      ModuleInfo   `json:"module"`
 	Conversions []Conversion `json:"conversions"`
 	Formats     []Format     `json:"formats"`
-	FP4         []Named      `json:"fp4Profiles"`
-	NVFP4       []Recipe     `json:"nvfp4Recipes"`
-	MXModes     []Named      `json:"mxScaleModes"`
+	// Blocks are the block formats of refimpl/block, with their byte
+	// layouts, for the block view.
+	Blocks  []BlockFormat `json:"blockFormats"`
+	FP4     []Named       `json:"fp4Profiles"`
+	NVFP4   []Recipe      `json:"nvfp4Recipes"`
+	MXModes []Named       `json:"mxScaleModes"`
 	// MXNonFinite says what a NaN or ±Inf does to an MXFP4 block.
 	MXNonFinite string           `json:"mxNonFinite"`
 	AWQ         []Named          `json:"awqQuantizers"`
@@ -190,6 +194,51 @@ type DecodeOp struct {
 	Input   string            `json:"input"`
 	DType   string            `json:"dtype"`
 	Logical string            `json:"logical"`
+}
+
+// BlockFormat is one block format of refimpl/block: its block size, its
+// byte layout field by field, its ops and its profiles.
+type BlockFormat struct {
+	Name       string            `json:"name"`
+	Title      string            `json:"title"`
+	BlockElems int               `json:"blockElems"`
+	BlockBytes int               `json:"blockBytes"`
+	Elements   string            `json:"elements"`
+	Scale      string            `json:"scale"`
+	Layout     []BlockField      `json:"layout"`
+	Quantize   string            `json:"quantize,omitempty"`
+	Dequantize string            `json:"dequantize"`
+	Params     map[string]string `json:"params"`
+	Profiles   []Named           `json:"profiles"`
+}
+
+// BlockField is one field of a block's bytes.
+type BlockField struct {
+	Name   string `json:"name"`
+	Offset int    `json:"offset"`
+	Bytes  int    `json:"bytes"`
+	Kind   string `json:"kind"`
+	Doc    string `json:"doc"`
+}
+
+// blockFormats lists refimpl/block's formats as the demo shows them.
+func blockFormats() []BlockFormat {
+	var bs []BlockFormat
+	for _, f := range block.Formats() {
+		b := BlockFormat{Name: f.Name, Title: f.Title, BlockElems: f.BlockElems, BlockBytes: f.BlockBytes,
+			Elements: f.Elements, Scale: f.Scale, Dequantize: f.Dequantize.Op, Params: f.Dequantize.Params}
+		if f.Quantize != nil {
+			b.Quantize = f.Quantize.Op
+		}
+		for _, l := range f.Layout {
+			b.Layout = append(b.Layout, BlockField{l.Name, l.Offset, l.Bytes, l.Kind, l.Doc})
+		}
+		for _, p := range f.Profiles {
+			b.Profiles = append(b.Profiles, Named{p.Name, p.Source})
+		}
+		bs = append(bs, b)
+	}
+	return bs
 }
 
 // Named is a named profile, recipe or rule with its source.
@@ -247,6 +296,7 @@ func buildMeta(moduleFile string) Meta {
 	m := Meta{
 		Module:    ModuleInfo{SHA256: wasm.ModuleDigest(), GoVersion: wasm.ModuleGoVersion(), Bytes: len(module()), File: moduleFile},
 		Formats:   formats(),
+		Blocks:    blockFormats(),
 		AWQLayout: Named{awq.AWQ.Name, awq.AWQ.Source},
 		// The rule of refimpl/mxfp4 (its package doc; OCP MX v1.0 §6.3).
 		MXNonFinite: "a NaN or ±Inf anywhere makes the block amax non-finite, the E8M0 shared scale 0xFF (NaN), and so the whole block NaN (OCP MX v1.0 §6.3); the element codes are those of a NaN under the E2M1 profile.",
@@ -277,12 +327,25 @@ func buildMeta(moduleFile string) Meta {
 	for _, r := range sparse24.TieRules() {
 		m.TieRules = append(m.TieRules, Named{r.Name, r.Source})
 	}
+	for _, f := range block.Formats() {
+		if f.Quantize != nil {
+			opsShownAlso(m.Ops, f.Quantize.Op)
+		}
+		opsShownAlso(m.Ops, f.Dequantize.Op)
+	}
 	for _, name := range opsShown {
 		if op, err := ops.Lookup(name); err == nil {
 			m.Ops[name] = OpDoc{op.Doc, op.Params}
 		}
 	}
 	return m
+}
+
+// opsShownAlso adds op's contract to docs.
+func opsShownAlso(docs map[string]OpDoc, name string) {
+	if op, err := ops.Lookup(name); err == nil {
+		docs[name] = OpDoc{op.Doc, op.Params}
+	}
 }
 
 var serverMeta = sync.OnceValue(func() []byte { return metaJSON(serverModuleFile) })
