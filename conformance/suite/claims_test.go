@@ -20,7 +20,7 @@ func TestCanonicalProfile(t *testing.T) {
 	}{
 		{"named", "nvfp4", "recipe=canonical,swizzle=0", "recipe=canonical,swizzle=0", ""},
 		{"reordered", "nvfp4", "swizzle=1,recipe=canonical", "recipe=canonical,swizzle=1", ""},
-		{"default left out", "nvfp4", "recipe=modelopt", "recipe=modelopt,swizzle=0", ""},
+		{"default left out", "nvfp4", "recipe=modelopt-5a4242f-cpu", "recipe=modelopt-5a4242f-cpu,swizzle=0", ""},
 		{"declared order, not sorted", "ggml-mxfp4", "cast=arm64,log2=log2f", "log2=log2f,cast=arm64", ""},
 		{"one key by value", "e4m3", "satfinite", "satfinite", ""},
 		{"one key spelled out", "e4m3", "profile=satfinite", "satfinite", ""},
