@@ -3,6 +3,7 @@ package certificate
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -232,7 +233,7 @@ func TestVerifyRefusesUnchecked(t *testing.T) {
 			cs.Expected, cs.ComputedBy, cs.Case = ExpectedComputed, "wasm sha256:"+digest, ComputedCase
 		}, "recorded as computed, but the golden set has case"},
 		{"computed by another engine", func(c *Certificate) { c.Cases[computed].ComputedBy = "native" }, "not the reference module"},
-		{"computed count", func(c *Certificate) { c.Profiles[pi].Computed = 0 }, "(0 computed), its cases are 4 (1 computed)"},
+		{"computed count", func(c *Certificate) { c.Profiles[pi].Computed = 0 }, fmt.Sprintf("(0 computed), its cases are %d (1 computed)", len(s.Tasks))},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			b, _ := c0.JSON()

@@ -578,7 +578,8 @@ func nvfp4Alternatives(against string) []Alternative {
 	// recipes only: a library recipe (machine NaN bits, the library's own
 	// casts) gets the data alternatives above.
 	if base.Arith != nvfp4.CanonicalNaN {
-		return addZeroPositive(alts, base, add)
+		addZeroPositive(base, add)
+		return alts
 	}
 	alts = append(alts,
 		Alternative{Class: "scale-cast:rz", Doc: "E4M3 block-scale cast rounding toward zero (truncating) instead of to nearest even; overflow to 448",
@@ -596,18 +597,19 @@ func nvfp4Alternatives(against string) []Alternative {
 				})
 			}})
 	}
-	return addZeroPositive(alts, base, add)
+	addZeroPositive(base, add)
+	return alts
 }
 
-// addZeroPositive adds the alternative that never writes the -0 code.
-func addZeroPositive(alts []Alternative, base nvfp4.Recipe, add func(class, doc string, r nvfp4.Recipe)) []Alternative {
+// addZeroPositive adds, through add (which appends to the caller's list),
+// the alternative that never writes the -0 code.
+func addZeroPositive(base nvfp4.Recipe, add func(class, doc string, r nvfp4.Recipe)) {
 	zp := base.FP4
 	zp.Name += "-zero-positive"
 	zp.Zero = fp4.ZeroPositive
 	r := base
 	r.FP4 = zp
 	add("negative-zero-cleared", "E2M1 elements of magnitude zero always +0 (the -0 code never produced)", r)
-	return alts
 }
 
 // nvfp4Run is nvfp4.quantize under a recipe given as data (op outputs).

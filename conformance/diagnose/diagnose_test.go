@@ -452,6 +452,33 @@ func TestNVFP4Steps(t *testing.T) {
 	}
 }
 
+// TestNVFP4ZeroPositiveEveryRecipe: the negative-zero-cleared alternative
+// is offered against every NVFP4 recipe, the reference recipes (which also
+// get the step-written alternatives) and the library recipes alike.
+func TestNVFP4ZeroPositiveEveryRecipe(t *testing.T) {
+	set, err := golden.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := suite.Resolve(set, "nvfp4")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range nvfp4.Recipes() {
+		t.Run(r.Name, func(t *testing.T) {
+			against := "recipe=" + r.Name + ",swizzle=0"
+			var classes []string
+			for _, a := range Alternatives(s, against) {
+				if a.Class == "negative-zero-cleared" {
+					return
+				}
+				classes = append(classes, a.Class)
+			}
+			t.Errorf("alternatives against %s lack negative-zero-cleared: %v", against, classes)
+		})
+	}
+}
+
 // TestLikelyCause pins the rule for showing a partial hint.
 func TestLikelyCause(t *testing.T) {
 	for _, tc := range []struct {

@@ -255,6 +255,41 @@ func separationCatalog() ([]Inputs, []Case) {
 			return ops.Tensors{"x": tensor.FromF32([]int{1, 32}, v)}, nil
 		}})
 	mxfp4Cases("sep.blocks32.one-row", "a single row of one block")
+	// MX blocks of subnormal elements under the smallest scales: a block
+	// amax of m*2^-126 (m = 1, 1.5, 3, 6: normal, so its scale is the same
+	// whether or not subnormal inputs are flushed) at each position, the
+	// other 31 elements float32 subnormals of random bits and sign. Under
+	// scales 2^-127..2^-124 the subnormals of magnitude 2^-128 and more
+	// quantize to nonzero codes, which a kernel that flushes subnormal
+	// inputs (FTZ/DAZ) writes as zeros; the specials sets hold subnormals
+	// only beside normal values that make them quantize to zero, and
+	// blocks.edge's subnormal blocks only ones that quantize to zero
+	// where the scale computation clamps the amax to the smallest normal
+	// (torchao's).
+	ins = append(ins, Inputs{Name: "sep.blocks32.subnormal-elements", Seed: 0x73657064,
+		Description: "x F32 [128,32]: for m in 1, 1.5, 3, 6 and each position p of a block of 32, one block holding m*2^-126 (its amax, normal) at p " +
+			"and float32 subnormals of random bits and sign elsewhere, so that subnormal inputs quantize to nonzero codes unless flushed",
+		Make: func(seed uint64) (ops.Tensors, error) {
+			r := NewRNG(seed)
+			var v []float32
+			for _, m := range []float64{1, 1.5, 3, 6} {
+				for p := 0; p < 32; p++ {
+					for i := 0; i < 32; i++ {
+						if i == p {
+							v = append(v, float32(math.Ldexp(m, -126)))
+							continue
+						}
+						b := uint32(1 + r.Intn(0x7fffff))
+						if r.Intn(2) == 1 {
+							b |= 0x80000000
+						}
+						v = append(v, math.Float32frombits(b))
+					}
+				}
+			}
+			return ops.Tensors{"x": tensor.FromF32([]int{len(v) / 32, 32}, v)}, nil
+		}})
+	mxfp4Cases("sep.blocks32.subnormal-elements", "subnormal elements in blocks of the smallest scales")
 
 	// GEMV MXFP4 x Q8_1 with edge E8M0 weight scales.
 	ins = append(ins, Inputs{Name: "sep.gemv.mxfp4_q8_1.scales", Seed: 0x73657067,
@@ -456,6 +491,11 @@ func separationCatalog() ([]Inputs, []Case) {
 		// the outputs part, where 2^-149 makes both write zeros.
 		{"sep.nvfp4.every-scale-large-subnormal-global", "-0x1.fffffcp-127 (the negative subnormal of largest magnitude)", math.Float32frombits(0x807fffff)},
 		{"sep.nvfp4.every-scale-max-global", "the largest finite float32", math.MaxFloat32},
+		// A NaN per-tensor value: every output is NaN, and the libraries
+		// write different NaN bits for it (the machine's NaN of the
+		// product, or the one the library's NaN check returns), which no
+		// NaN scale code shows once a rule clears -0 outputs.
+		{"sep.nvfp4.every-scale-nan-global", "NaN (0x7fc00000)", math.Float32frombits(0x7fc00000)},
 	} {
 		ins = append(ins, Inputs{Name: g.name,
 			Description: "packed E2M1x2 U8 [256,8], scales E4M3 U8 [256,1], global F32 [1] = " + g.what + ": row r has scale code r (NaN 0x7F and 0xFF, ±0, subnormals, 448 included) " +

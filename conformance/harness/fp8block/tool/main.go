@@ -19,6 +19,7 @@ import (
 	"strings"
 
 	"github.com/bitexact/bitexact/conformance/harness/fp8block/corpus"
+	"github.com/bitexact/bitexact/internal/safeio"
 )
 
 // implementations names the code each stack ran, by job prefix.
@@ -43,7 +44,7 @@ func main() {
 func run(args []string) error {
 	switch {
 	case len(args) == 2 && args[0] == "inputs":
-		return os.WriteFile(filepath.Join(args[1], "inputs.safetensors"), corpus.Inputs(), 0o644)
+		return safeio.WriteFile(filepath.Join(args[1], "inputs.safetensors"), corpus.Inputs(), 0o644)
 	case len(args) == 4 && args[0] == "records":
 		return records(args[1], args[2], args[3])
 	}
@@ -59,6 +60,11 @@ func records(out, dir, date string) error {
 		return fmt.Errorf("no .safetensors in %s", out)
 	}
 	sort.Strings(files)
+	od, err := safeio.OpenOutDir(dir)
+	if err != nil {
+		return err
+	}
+	defer od.Close()
 	for _, f := range files {
 		r, err := record(f, date)
 		if err != nil {
@@ -69,7 +75,7 @@ func records(out, dir, date string) error {
 			return err
 		}
 		name := strings.TrimSuffix(filepath.Base(f), ".safetensors") + ".json"
-		if err := os.WriteFile(filepath.Join(dir, name), append(b, '\n'), 0o644); err != nil {
+		if err := od.WriteFile(name, append(b, '\n'), 0o644); err != nil {
 			return err
 		}
 	}

@@ -14,10 +14,10 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"path/filepath"
 	"sort"
 
 	ggmlgguf "github.com/bitexact/bitexact/conformance/harness/ggml-gguf/corpus"
+	"github.com/bitexact/bitexact/internal/safeio"
 	"github.com/bitexact/bitexact/refimpl/gguf"
 )
 
@@ -43,8 +43,13 @@ func run(args []string) error {
 			names = append(names, n)
 		}
 		sort.Strings(names)
+		od, err := safeio.OpenOutDir(args[1])
+		if err != nil {
+			return err
+		}
+		defer od.Close()
 		for _, n := range names {
-			if err := os.WriteFile(filepath.Join(args[1], n), in[n], 0o644); err != nil {
+			if err := od.WriteFile(n, in[n], 0o644); err != nil {
 				return err
 			}
 		}
@@ -85,7 +90,7 @@ func run(args []string) error {
 		if err := enc.Encode(rec); err != nil {
 			return err
 		}
-		return os.WriteFile(fs.Arg(1), buf.Bytes(), 0o644)
+		return safeio.WriteFile(fs.Arg(1), buf.Bytes(), 0o644)
 	case "compare":
 		if len(args) != 3 {
 			return fmt.Errorf("usage: tool compare PROFILE DIR")
