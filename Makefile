@@ -25,20 +25,20 @@ short:
 # Merkle digests), and bitexacttest's full sweeps of a correct and two wrong
 # encoders. -v streams their progress lines.
 exhaustive:
-	BITEXACT_EXHAUSTIVE=1 $(GO) test -v -run Exhaustive -count=1 -timeout 60m ./refimpl/... ./bitexacttest
+	BITEXACT_EXHAUSTIVE=1 $(GO) test -v -run Exhaustive -count=1 -timeout 60m ./refimpl/... ./backends/bitexacttest
 
 # cuda
-# Native CUDA kernels (native/cuda) and their conformance tests. Building
+# Native CUDA kernels (backends/cuda) and their conformance tests. Building
 # with -tags cuda needs CUDA's cuda.h and libcuda; CUDA 13's cuda.h needs the
-# compat header in native/cuda/compat first on the include path (it says
+# compat header in backends/cuda/compat first on the include path (it says
 # why). `make ptx` regenerates the embedded PTX with nvcc and records the
 # source hash and flags that TestPTXMatchesSources checks.
 CUDA_HOME ?= /usr/local/cuda
 NVCC ?= $(CUDA_HOME)/bin/nvcc
-CUDA_DIR := native/cuda
-# Keep in step with NVCCFlags in native/cuda/kernels.go.
+CUDA_DIR := backends/cuda
+# Keep in step with NVCCFlags in backends/cuda/kernels.go.
 CUDA_NVCC_FLAGS := -ptx -std=c++17 -fmad=false -ftz=false -prec-div=true -prec-sqrt=true
-# module:arch, as in Modules in native/cuda/kernels.go.
+# module:arch, as in Modules in backends/cuda/kernels.go.
 CUDA_MODULES := e2m1:compute_89 fp8:compute_89 nvfp4:compute_89 mxfp4:compute_89 awq:compute_89 sparse24:compute_89 gemv_mxfp4:compute_89 e2m1_hw:compute_100a util:compute_89
 CUDA_CGO_CFLAGS := -I$(CURDIR)/$(CUDA_DIR)/compat -I$(CUDA_HOME)/include
 CUDA_CGO_LDFLAGS := -L$(CUDA_HOME)/lib64/stubs -L$(CUDA_HOME)/lib64
@@ -78,6 +78,6 @@ digests:
 	$(GO) run ./cmd/bitexact exhaustive --all --engine native --write golden/exhaustive/digests
 
 # The Metal harness needs a Mac (build tags darwin && metal); the Linux CPU
-# check of the same kernels runs in plain `go test ./native/metal/`.
+# check of the same kernels runs in plain `go test ./backends/metal/`.
 test-metal:
-	$(GO) test -tags metal -count=1 ./native/metal/
+	$(GO) test -tags metal -count=1 ./backends/metal/

@@ -15,10 +15,10 @@ import (
 	"testing/fstest"
 	"time"
 
+	"github.com/bitexact/bitexact/backends/cuda"
 	"github.com/bitexact/bitexact/conformance/certificate"
-	"github.com/bitexact/bitexact/conformance/gate"
+	"github.com/bitexact/bitexact/gate"
 	"github.com/bitexact/bitexact/golden"
-	"github.com/bitexact/bitexact/native/cuda"
 	"github.com/bitexact/bitexact/refimpl/fp8"
 	"github.com/bitexact/bitexact/refimpl/ops"
 	"github.com/bitexact/bitexact/refimpl/tensor"
@@ -68,7 +68,7 @@ func finishRecord() *certificate.Gate {
 	defer cancel()
 	info, _ := dev.Info(ctx)
 	c := record
-	c.Tool, c.Date, c.Backend = "bitexact conformance (native/cuda)", time.Now().UTC().Format(time.RFC3339), "cuda"
+	c.Tool, c.Date, c.Backend = "bitexact conformance (backends/cuda)", time.Now().UTC().Format(time.RFC3339), "cuda"
 	c.Device = fmt.Sprintf("%s (sm %s, %d SMs, %.1f GiB)", info.Name, info.CC, info.SMs, float64(info.MemBytes)/(1<<30))
 	c.Verifies = "the embedded PTX, as this GPU's driver compiled it, gave the reference's bits on the inputs of each check"
 	c.Details = map[string]string{"driver": info.Driver, "driver CUDA version": fmt.Sprintf("%d.%d", info.DriverAPI/1000, info.DriverAPI%1000/10)}

@@ -5,7 +5,7 @@
 //
 //	go test -tags cuda ./conformance/
 //
-// They are conformance/gate's runners on native/cuda's kernels
+// They are gate's runners on backends/cuda's kernels
 // (cuda.NewEngine): every golden case that a CUDA kernel claims, bit for
 // bit (gate.Golden); the exhaustive 2^32-input sweeps of the unary
 // conversions against the Merkle digests of golden/exhaustive

@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bitexact/bitexact/conformance/gate"
-	"github.com/bitexact/bitexact/internal/catalog"
-	"github.com/bitexact/bitexact/native/cuda"
+	"github.com/bitexact/bitexact/backends/cuda"
+	"github.com/bitexact/bitexact/gate"
+	"github.com/bitexact/bitexact/internal/golden/catalog"
 	"github.com/bitexact/bitexact/refimpl/half"
 	"github.com/bitexact/bitexact/refimpl/ops"
 	"github.com/bitexact/bitexact/refimpl/sparse24"

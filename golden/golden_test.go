@@ -9,7 +9,7 @@ import (
 	"testing"
 	"testing/fstest"
 
-	"github.com/bitexact/bitexact/internal/stfile"
+	"github.com/bitexact/bitexact/internal/golden/stfile"
 	"github.com/bitexact/bitexact/refimpl/ops"
 	"github.com/bitexact/bitexact/refimpl/tensor"
 )

@@ -16,10 +16,10 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/bitexact/bitexact/internal/catalog"
-	"github.com/bitexact/bitexact/internal/safeio"
-	"github.com/bitexact/bitexact/internal/stfile"
-	"github.com/bitexact/bitexact/internal/strictjson"
+	"github.com/bitexact/bitexact/internal/golden/catalog"
+	"github.com/bitexact/bitexact/internal/golden/safeio"
+	"github.com/bitexact/bitexact/internal/golden/stfile"
+	"github.com/bitexact/bitexact/internal/golden/strictjson"
 	"github.com/bitexact/bitexact/refimpl/ops"
 )
 
@@ -79,7 +79,7 @@ func infos(ts ops.Tensors) []TensorInfo {
 	return v
 }
 
-// Build generates the golden set of the case catalogue (internal/catalog,
+// Build generates the golden set of the case catalogue (internal/golden/catalog,
 // its registered ops only) in memory: inputs on the
 // host from their seeds, expected outputs through e.
 func Build(ctx context.Context, e Engine, opt *Options) (*Files, error) {
@@ -185,7 +185,7 @@ func Build(ctx context.Context, e Engine, opt *Options) (*Files, error) {
 // from dir/inputs and dir/expected so that the directory holds exactly the
 // set.
 //
-// Files are written through internal/safeio: each replaces a regular
+// Files are written through internal/golden/safeio: each replaces a regular
 // file, never writes through a symbolic link, and a stale file is
 // removed only after every file of the set was written, so a failed
 // write loses nothing.
@@ -395,7 +395,7 @@ const MaxManifestBytes = 16 << 20
 const MaxSetBytes = 512 << 20
 
 // Load opens a golden set directory (an os.DirFS, or the embedded default)
-// and checks its manifest: strict JSON (internal/strictjson: no unknown,
+// and checks its manifest: strict JSON (internal/golden/strictjson: no unknown,
 // duplicated or case-folded keys, no missing field, nothing after the
 // value, strings valid UTF-8, at most six times its size once decoded), the schema
 // version, unique input set and case names, and that every file it lists
@@ -417,7 +417,7 @@ func Load(fsys fs.FS) (*Set, error) {
 	var m Manifest
 	// One pass over the bytes, every field json.Marshal writes present, and
 	// a manifest shaped to decode into far more than its size refused (as
-	// certificates are: internal/strictjson).
+	// certificates are: internal/golden/strictjson).
 	err = strictjson.DecodeBounded(mb, &m, strictjson.Options{RequireFields: true, MaxFootprint: 6*int64(len(mb)) + 1<<20})
 	if err != nil {
 		return nil, fmt.Errorf("%s: malformed: %w", ManifestFile, err)

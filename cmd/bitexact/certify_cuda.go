@@ -8,9 +8,9 @@ import (
 	"io"
 	"os"
 
-	"github.com/bitexact/bitexact/conformance/ptxabi"
+	"github.com/bitexact/bitexact/backends/cuda"
+	"github.com/bitexact/bitexact/backends/ptxabi"
 	"github.com/bitexact/bitexact/golden"
-	"github.com/bitexact/bitexact/native/cuda"
 	"github.com/bitexact/bitexact/wasm"
 )
 

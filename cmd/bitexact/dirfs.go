@@ -5,7 +5,7 @@ import (
 	"io/fs"
 	"os"
 
-	"github.com/bitexact/bitexact/internal/safeio"
+	"github.com/bitexact/bitexact/internal/golden/safeio"
 )
 
 // goldenFileLimit bounds each file read from a directory named on the

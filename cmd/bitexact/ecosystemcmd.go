@@ -7,8 +7,8 @@ import (
 	"io"
 	"os"
 
-	"github.com/bitexact/bitexact/internal/record"
-	"github.com/bitexact/bitexact/internal/safeio"
+	"github.com/bitexact/bitexact/internal/conformance/record"
+	"github.com/bitexact/bitexact/internal/golden/safeio"
 )
 
 const ecosystemHelp = `

@@ -12,7 +12,7 @@ import (
 
 	"github.com/bitexact/bitexact/golden"
 	"github.com/bitexact/bitexact/golden/exhaustive"
-	"github.com/bitexact/bitexact/internal/safeio"
+	"github.com/bitexact/bitexact/internal/golden/safeio"
 	"github.com/bitexact/bitexact/refimpl/unary"
 )
 

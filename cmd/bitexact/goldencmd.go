@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/bitexact/bitexact/golden"
-	"github.com/bitexact/bitexact/internal/catalog"
+	"github.com/bitexact/bitexact/internal/golden/catalog"
 )
 
 const goldenHelp = `

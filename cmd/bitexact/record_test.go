@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/bitexact/bitexact/internal/record"
+	"github.com/bitexact/bitexact/internal/conformance/record"
 	"github.com/bitexact/bitexact/refimpl/e8m0"
 )
 

@@ -17,13 +17,13 @@ import (
 	"unicode/utf8"
 
 	"github.com/bitexact/bitexact/golden/exhaustive"
-	"github.com/bitexact/bitexact/internal/record"
-	"github.com/bitexact/bitexact/internal/safeio"
-	"github.com/bitexact/bitexact/internal/strictjson"
+	"github.com/bitexact/bitexact/internal/conformance/record"
+	"github.com/bitexact/bitexact/internal/golden/safeio"
+	"github.com/bitexact/bitexact/internal/golden/strictjson"
 )
 
 const recordHelp = `
-Record what a real implementation does (see internal/record and
+Record what a real implementation does (see internal/conformance/record and
 conformance/harness/*/README.md).
 
 Stream mode reads the codes of all 2^32 float32 inputs, in input order,

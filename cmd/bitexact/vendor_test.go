@@ -10,8 +10,8 @@ import (
 	"github.com/bitexact/bitexact/conformance/certificate"
 	"github.com/bitexact/bitexact/conformance/results"
 	"github.com/bitexact/bitexact/conformance/suite"
-	"github.com/bitexact/bitexact/internal/mutants"
-	"github.com/bitexact/bitexact/internal/stfile"
+	"github.com/bitexact/bitexact/internal/conformance/mutants"
+	"github.com/bitexact/bitexact/internal/golden/stfile"
 	"github.com/bitexact/bitexact/refimpl/ops"
 	"github.com/bitexact/bitexact/refimpl/tensor"
 )

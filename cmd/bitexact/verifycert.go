@@ -9,7 +9,7 @@ import (
 
 	"github.com/bitexact/bitexact/conformance/certificate"
 	"github.com/bitexact/bitexact/conformance/results"
-	"github.com/bitexact/bitexact/internal/safeio"
+	"github.com/bitexact/bitexact/internal/golden/safeio"
 	"github.com/bitexact/bitexact/wasm"
 )
 

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/bitexact/bitexact/internal/safeio"
+	"github.com/bitexact/bitexact/internal/golden/safeio"
 )
 
 // GateFormat names the layout of a Gate record.
@@ -23,7 +23,7 @@ const (
 )
 
 // Verdict is one kernel's outcome on one check of a gate run
-// (conformance/gate): the same fields whichever backend ran the kernel.
+// (gate): the same fields whichever backend ran the kernel.
 type Verdict struct {
 	Kernel string `json:"kernel"`
 	// Claim is what the kernel was held to: a conversion, or an op with
@@ -66,7 +66,7 @@ type GateGolden struct {
 }
 
 // Gate is the record of one gate run: the kernels of one backend held to
-// the reference by the runners of conformance/gate, one Verdict per kernel
+// the reference by the runners of gate, one Verdict per kernel
 // and check. Where a check certifies a kernel on a vendor suite, its
 // Certificate is the one `bitexact certify` writes; Gate gathers the
 // verdicts. Add is safe for concurrent use.

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/bitexact/bitexact/internal/strictjson"
+	"github.com/bitexact/bitexact/internal/golden/strictjson"
 )
 
 // allocated returns the bytes f allocates (runtime.MemStats.TotalAlloc:

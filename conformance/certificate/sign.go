@@ -17,7 +17,7 @@ import (
 	"os"
 	"runtime"
 
-	"github.com/bitexact/bitexact/internal/safeio"
+	"github.com/bitexact/bitexact/internal/golden/safeio"
 )
 
 // SignatureAlgorithm is the only algorithm Signature uses.
@@ -170,7 +170,7 @@ const (
 // GenerateKey writes a new ed25519 key pair: the private key to priv
 // (PEM PKCS #8, mode 0600) and the public key to pub (PEM PKIX). It
 // refuses to overwrite either file, or to write through a symbolic link
-// (internal/safeio.CreateFile): both names are checked before anything
+// (internal/golden/safeio.CreateFile): both names are checked before anything
 // is written, and when the public key cannot be written after all (a
 // file created there meanwhile) the private key just written is removed,
 // so a failure leaves no half of a pair behind.

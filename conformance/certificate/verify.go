@@ -13,7 +13,7 @@ import (
 	"github.com/bitexact/bitexact/conformance/results"
 	"github.com/bitexact/bitexact/conformance/suite"
 	"github.com/bitexact/bitexact/golden"
-	"github.com/bitexact/bitexact/internal/strictjson"
+	"github.com/bitexact/bitexact/internal/golden/strictjson"
 )
 
 // VerifyError is a failed re-check; Reason says what does not hold.
@@ -39,7 +39,7 @@ func maxFootprint(n int) int64 { return 6*int64(n) + 1<<20 }
 
 // Parse decodes a certificate strictly: one JSON object, no unknown,
 // duplicated or case-folded keys, every field this package always writes
-// present (internal/strictjson), and no string holding invalid UTF-8 or a
+// present (internal/golden/strictjson), and no string holding invalid UTF-8 or a
 // control or format character (which this package never writes, and
 // which could change what a terminal shows).
 //

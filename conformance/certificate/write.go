@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/bitexact/bitexact/conformance/results"
-	"github.com/bitexact/bitexact/internal/safeio"
+	"github.com/bitexact/bitexact/internal/golden/safeio"
 )
 
 // File names written by WriteDir.
@@ -26,7 +26,7 @@ func (c *Certificate) JSON() ([]byte, error) {
 
 // WriteDir writes the JSON, Markdown and JUnit forms under dir, creating
 // it if need be. Each file replaces a regular file of its name; none is
-// written through a symbolic link (internal/safeio).
+// written through a symbolic link (internal/golden/safeio).
 func (c *Certificate) WriteDir(dir string) error {
 	j, err := c.JSON()
 	if err != nil {

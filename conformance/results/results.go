@@ -21,9 +21,9 @@ import (
 
 	"github.com/bitexact/bitexact/conformance/suite"
 	"github.com/bitexact/bitexact/golden"
-	"github.com/bitexact/bitexact/internal/safeio"
-	"github.com/bitexact/bitexact/internal/stfile"
-	"github.com/bitexact/bitexact/internal/strictjson"
+	"github.com/bitexact/bitexact/internal/golden/safeio"
+	"github.com/bitexact/bitexact/internal/golden/stfile"
+	"github.com/bitexact/bitexact/internal/golden/strictjson"
 	"github.com/bitexact/bitexact/refimpl/ops"
 	"github.com/bitexact/bitexact/refimpl/tensor"
 )

@@ -4,7 +4,7 @@
 // The implementations are the reference's own variants of the op: every
 // named profile of the suite, every diagnosis alternative
 // (conformance/diagnose) against every profile, and every CPU mutant of
-// internal/mutants certified on the suite. For each pair the test
+// internal/conformance/mutants certified on the suite. For each pair the test
 // searches for an input on which the two differ (golden inputs perturbed
 // at random, special values at every position of a block, exhaustive
 // sweeps where the domain is small); a pair that differs somewhere but

@@ -10,7 +10,7 @@ import (
 	"strings"
 
 	"github.com/bitexact/bitexact/golden"
-	"github.com/bitexact/bitexact/internal/safeio"
+	"github.com/bitexact/bitexact/internal/golden/safeio"
 	"github.com/bitexact/bitexact/refimpl/ops"
 )
 

@@ -33,15 +33,15 @@ var tower = []struct {
 	{"wasm", []string{"wasm/..."}},
 	// The golden set, its case catalogue, its file codec, and the safe
 	// reader and writer every file goes through.
-	{"golden", []string{"golden/...", "internal/catalog", "internal/stfile", "internal/strictjson", "internal/safeio"}},
+	{"golden", []string{"golden/...", "internal/golden/..."}},
 	// Suites, results files, certificates, diagnosis, mutants, records.
-	{"conformance", []string{"conformance/...", "internal/mutants", "internal/record"}},
-	// The gate layer shared by every backend (issue 19 §2): the claim
+	{"conformance", []string{"conformance/...", "internal/conformance/..."}},
+	// The gate layer shared by every backend: the claim
 	// model and the runners, above the certificate, below the backends.
-	{"gate", []string{"conformance/gate/..."}},
+	{"gate", []string{"gate/..."}},
 	// Backends and gates for users' own tests: native kernels, third-party
-	// PTX (which launches through native/cuda), bitexacttest.
-	{"backends", []string{"native/...", "conformance/ptxabi", "bitexacttest/..."}},
+	// PTX (which launches through backends/cuda), bitexacttest.
+	{"backends", []string{"backends/..."}},
 	// Commands.
 	{"cmd", []string{"cmd/..."}},
 }
@@ -185,13 +185,15 @@ func TestViolations(t *testing.T) {
 	}{
 		{"down", pkg{ImportPath: m("golden"), Imports: []string{m("wasm"), m("refimpl/ops"), "fmt"}}, nil},
 		{"sideways", pkg{ImportPath: m("refimpl/nvfp4"), Imports: []string{m("refimpl/fp4")}}, nil},
-		{"internal at its user's level", pkg{ImportPath: m("golden"), Imports: []string{m("internal/catalog")}}, nil},
+		{"internal at its user's level", pkg{ImportPath: m("golden"), Imports: []string{m("internal/golden/catalog")}}, nil},
 		{"up", pkg{ImportPath: m("refimpl/ops"), Imports: []string{m("golden")}},
 			[]string{"refimpl/ops (layer refimpl, refimpl/...) imports golden (layer golden, golden/...), a layer above it"}},
-		{"longest pattern wins", pkg{ImportPath: m("conformance/suite"), Imports: []string{m("conformance/ptxabi")}},
-			[]string{"conformance/suite (layer conformance, conformance/...) imports conformance/ptxabi (layer backends, conformance/ptxabi), a layer above it"}},
-		{"gate below backends", pkg{ImportPath: m("conformance/gate"), Imports: []string{m("native/cuda")}},
-			[]string{"conformance/gate (layer gate, conformance/gate/...) imports native/cuda (layer backends, native/...), a layer above it"}},
+		{"a backend imported from below", pkg{ImportPath: m("conformance/suite"), Imports: []string{m("backends/ptxabi")}},
+			[]string{"conformance/suite (layer conformance, conformance/...) imports backends/ptxabi (layer backends, backends/...), a layer above it"}},
+		{"internal packages by layer", pkg{ImportPath: m("internal/golden/catalog"), Imports: []string{m("internal/conformance/record")}},
+			[]string{"internal/golden/catalog (layer golden, internal/golden/...) imports internal/conformance/record (layer conformance, internal/conformance/...), a layer above it"}},
+		{"gate below backends", pkg{ImportPath: m("gate"), Imports: []string{m("backends/cuda")}},
+			[]string{"gate (layer gate, gate/...) imports backends/cuda (layer backends, backends/...), a layer above it"}},
 		{"unplaced", pkg{ImportPath: m("newpkg")}, []string{"newpkg: in no layer of the tower (add it to the table in internal/layers)"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

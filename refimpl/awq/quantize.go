@@ -85,7 +85,7 @@ var (
 	// Each operation is computed in float32 and rounded once to fp16, which
 	// equals the correctly rounded fp16 result (24 >= 2*11+2). On CUDA,
 	// PyTorch divides by the Python scalar 15 as a multiplication by
-	// float32(1/15) (aten/src/ATen/native/cuda/BinaryDivTrueKernel.cu); for
+	// float32(1/15) (aten/src/ATen/backends/cuda/BinaryDivTrueKernel.cu); for
 	// every fp16 range that gives the same fp16 scale as the division
 	// (checked exhaustively in the tests), so one rule serves CPU and CUDA.
 	// A group whose fp16 range overflows (max - min = inf) or that holds a

@@ -6,7 +6,7 @@ import (
 
 // The library scale modes: the E8M0 scale a library's own MXFP4 code
 // computes for a block amax, recorded by running that code on CPU and CUDA
-// (conformance/harness/<library>/records; go test ./internal/record/ holds
+// (conformance/harness/<library>/records; go test ./internal/conformance/record/ holds
 // each mode to its record). They are values of e8m0.shared_scale's mode
 // parameter beside the four rounding rules. Where a library converts a
 // non-finite float to an integer (undefined behaviour in C++), the mode is

@@ -95,7 +95,7 @@ func (r Reduction) String() string {
 // to Out. Every reduction sum starts at its first addend, not at +0: a
 // strided accumulator j starts as lane j, a sequential sum as lane 0, so
 // lane results that are all -0 (a negative tile sum rounded to an fp16 -0
-// partial) reduce to -0, as native/cuda/kernels/sparse24.cu reduce_tiles
+// partial) reduce to -0, as backends/cuda/kernels/sparse24.cu reduce_tiles
 // does (acc[j] = tile j for t < W, then __fadd_rn). With ZeroInit every sum
 // starts at +0 instead, as torch's sum does.
 //

@@ -186,7 +186,7 @@ func FuzzParse(f *testing.F) {
 }
 
 // TestReductionStart: a reduction sum starts at its first addend, so -0
-// lane results reduce to -0 (native/cuda/kernels/sparse24.cu reduce_tiles:
+// lane results reduce to -0 (backends/cuda/kernels/sparse24.cu reduce_tiles:
 // accumulator j starts as tile j); init=zero starts at +0, as torch's sum
 // does, and turns exactly that -0 into +0. Each lane's tile sum is
 // fma(-2^-100, 2^-100, +0) = -2^-200, which rounds to -0.

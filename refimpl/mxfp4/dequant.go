@@ -10,7 +10,7 @@ import (
 // of mxfp4.dequantize's "profile" parameter. DequantDefault is the
 // reference (Dequantize, with the NaN convention of the op's nan
 // parameter); every other one is a library's dequantize recorded on one
-// device, NaN bits included, and internal/record's tests hold it to the
+// device, NaN bits included, and internal/conformance/record's tests hold it to the
 // records under conformance/harness/<library>/records/mxfp4-dequantize.
 type Dequantizer struct {
 	// Name is <library>-<version|commit>-<cpu|cuda>, the library recipes'

@@ -17,7 +17,7 @@ import (
 // Options; the scale mode still selects the library's mode.
 //
 // Every recipe is a record: conformance/harness/<library> ran the library's
-// own code on CPU and CUDA, and internal/record's tests hold the recipe to
+// own code on CPU and CUDA, and internal/conformance/record's tests hold the recipe to
 // those outputs.
 type Recipe struct {
 	// Name is the value of mxfp4.quantize's "profile" parameter:

@@ -13,9 +13,9 @@
 // with <<<>>>, not ggml_cuda_kernel_launch, so without programmatic
 // dependent launch; each kernel here follows a finished one anyway.
 //
-// bitexact's side is native/cuda/ptx/gemv_mxfp4.ptx, the module the Go
+// bitexact's side is backends/cuda/ptx/gemv_mxfp4.ptx, the module the Go
 // engine loads, loaded with cuModuleLoadData as the engine does and
-// launched with the engine's arguments (native/cuda/gemv.go
+// launched with the engine's arguments (backends/cuda/gemv.go
 // runMXFP4GEMV: 4 rows per block, 128 threads, fused).
 //
 // Usage: bench PTX OUTDIR [ncu]. With "ncu" it only launches each kernel a

@@ -4,14 +4,14 @@
 # Compute with cold caches. Usage, from the repository root:
 #   GGML_DIR=/path/to/ggml sh conformance/harness/ggml-mmvq/run.sh [OUTDIR]
 # NVCC and NCU name the tools (default: nvcc and ncu on PATH); PTX our
-# module (default: native/cuda/ptx/gemv_mxfp4.ptx of this repository).
+# module (default: backends/cuda/ptx/gemv_mxfp4.ptx of this repository).
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../../.." && pwd)
 G=${GGML_DIR:?set GGML_DIR to a ggml checkout (github.com/ggml-org/ggml)}
 NVCC=${NVCC:-nvcc}
 NCU=${NCU:-ncu}
-PTX=${PTX:-$root/native/cuda/ptx/gemv_mxfp4.ptx}
+PTX=${PTX:-$root/backends/cuda/ptx/gemv_mxfp4.ptx}
 B=$(mktemp -d)
 O=${1:-$B/out}
 mkdir -p "$O"

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """PyTorch's bandwidth for the conversions bitexact's CUDA kernels also do,
-measured the way native/cuda's benchmarks measure ours (CUDA events over
+measured the way backends/cuda's benchmarks measure ours (CUDA events over
 back-to-back launches, bytes read plus bytes written), so that the two can
 be compared in one device session:
 

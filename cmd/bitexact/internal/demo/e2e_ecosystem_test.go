@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bitexact/bitexact/internal/record"
+	"github.com/bitexact/bitexact/internal/conformance/record"
 	"github.com/bitexact/bitexact/refimpl/unary"
 )
 

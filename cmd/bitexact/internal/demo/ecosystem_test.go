@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/bitexact/bitexact/internal/record"
+	"github.com/bitexact/bitexact/internal/conformance/record"
 )
 
 // TestEcosystemJSON: the embedded matrix is what the records generate, as

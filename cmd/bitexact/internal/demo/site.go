@@ -10,7 +10,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/bitexact/bitexact/internal/safeio"
+	"github.com/bitexact/bitexact/internal/golden/safeio"
 	"github.com/bitexact/bitexact/wasm"
 )
 
@@ -61,7 +61,7 @@ func headers() string {
 // _headers file, and .nojekyll (GitHub Pages then serves every file as
 // is). It returns the files written, sorted by name.
 //
-// Each file is created exclusively (internal/safeio.CreateFile): one
+// Each file is created exclusively (internal/golden/safeio.CreateFile): one
 // that appears in dir after the emptiness check, a symbolic link
 // included, stops the write and is left as it is.
 func WriteSite(dir string) ([]SiteFile, error) {

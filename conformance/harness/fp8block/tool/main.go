@@ -19,7 +19,7 @@ import (
 	"strings"
 
 	"github.com/bitexact/bitexact/conformance/harness/fp8block/corpus"
-	"github.com/bitexact/bitexact/internal/safeio"
+	"github.com/bitexact/bitexact/internal/golden/safeio"
 )
 
 // implementations names the code each stack ran, by job prefix.

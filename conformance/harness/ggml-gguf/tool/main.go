@@ -17,7 +17,7 @@ import (
 	"sort"
 
 	ggmlgguf "github.com/bitexact/bitexact/conformance/harness/ggml-gguf/corpus"
-	"github.com/bitexact/bitexact/internal/safeio"
+	"github.com/bitexact/bitexact/internal/golden/safeio"
 	"github.com/bitexact/bitexact/refimpl/gguf"
 )
 
