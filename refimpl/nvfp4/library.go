@@ -462,7 +462,12 @@ const (
 	// NVFP4Tensor.dequantize: per_tensor_scale * scale, then data * it).
 	DequantPTimesS
 	// DequantSTimesP: y = v(c) * float32(s * p), where code 8 decodes to +0
-	// (ModelOpt NVFP4QTensor.dequantize: e2m1_values[8] is 0).
+	// (ModelOpt NVFP4QTensor.dequantize: e2m1_values[8] is 0). Where s and
+	// p are both NaN, x86 returns p's NaN: torch's CPU kernel for a tensor
+	// times a 0-dim tensor keeps the 0-dim operand's NaN, as it keeps r's
+	// for x * r[..., None] (measured: ModelOpt's CPU output for a NaN
+	// per-tensor value 0x7FC00000 under the E4M3 NaN scale 0x7F is
+	// 0x7FC00000, not the scale's 0x7FF00000).
 	DequantSTimesP
 	// DequantSDivG: y = e2m1(c) * float32(s / g) (compressed-tensors
 	// _dequantize: scale / global_scale, then x_q * it).
@@ -506,7 +511,8 @@ func DequantizeRecipe(q Quantized, r Recipe) ([]float32, error) {
 		case DequantPTimesS:
 			d = a.mul(q.Global, s)
 		case DequantSTimesP:
-			d = a.mul(s, q.Global)
+			// The 0-dim operand's NaN wins (see DequantSTimesP).
+			d = a.mul(q.Global, s)
 		case DequantSDivG:
 			d = a.div(s, q.Global)
 		}

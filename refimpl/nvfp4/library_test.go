@@ -126,6 +126,36 @@ func TestDequantizeRecipe(t *testing.T) {
 	}
 }
 
+// TestDequantizeRecipeNaNBoth holds each library's dequantizer to the NaN
+// it returns where both the block scale (E4M3 0x7F, decoded by torch to
+// 0x7FF00000) and the per-tensor value (0x7FC00000) are NaN, as recorded
+// on the sep.nvfp4.every-scale-nan-global task.
+func TestDequantizeRecipeNaNBoth(t *testing.T) {
+	q := Quantized{Rows: 1, Cols: 16, Packed: make([]uint8, 8), Scales: []uint8{0x7F}, Global: math.Float32frombits(0x7FC00000)}
+	q.Packed[0] = 0x21
+	for _, tc := range []struct {
+		name string
+		r    Recipe
+		want uint32
+	}{
+		{"torchao p*s: the per-tensor NaN", TorchAO017CPU, 0x7FC00000},
+		{"ModelOpt s*p on x86: the 0-dim per-tensor NaN", ModelOptCPU, 0x7FC00000},
+		{"ModelOpt on CUDA: 0x7FFFFFFF", ModelOptCUDA, 0x7FFFFFFF},
+		{"compressed-tensors s/g on x86: the scale's NaN", CompressedTensorsCPU, 0x7FF00000},
+	} {
+		y, err := DequantizeRecipe(q, tc.r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, v := range y {
+			if b := math.Float32bits(v); b != tc.want {
+				t.Errorf("%s: y[%d] = %#08x, want %#08x", tc.name, i, b, tc.want)
+				break
+			}
+		}
+	}
+}
+
 func TestTE16x16SharesTileScale(t *testing.T) {
 	// 16 rows of one block: row 5 holds the tile's amax, every row gets its
 	// scale; the 1x16 recipe gives each row its own.

@@ -146,16 +146,6 @@ func TestBlockRecords(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ref.Close(context.Background())
-	lacking := map[string]int{}
-	defer func() {
-		for task, why := range awaitingRerun {
-			if lacking[task] == 0 {
-				t.Errorf("no record lacks task %s any more: remove it from awaitingRerun (%s)", task, why)
-			} else {
-				t.Logf("%d records await a re-run for task %s: %s", lacking[task], task, why)
-			}
-		}
-	}()
 	for _, b := range blocks {
 		t.Run(b.Dir, func(t *testing.T) {
 			cb, err := os.ReadFile(filepath.Join(root, b.Dir, certificate.JSONFile))
@@ -170,16 +160,9 @@ func TestBlockRecords(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			r, err := results.Read(filepath.Join(root, b.Results), s, &results.Options{AllowPartial: true})
+			r, err := results.Read(filepath.Join(root, b.Results), s, nil)
 			if err != nil {
 				t.Fatal(err)
-			}
-			for _, m := range r.Missing {
-				if awaitingRerun[m] == "" {
-					t.Errorf("results leave out task %s (every task of suite %s is required: re-run the record)", m, s.Name)
-				} else {
-					lacking[m]++
-				}
 			}
 			c, err := certificate.Build(certificate.Input{Suite: s, Set: set, GoldenSHA256: md, ReferenceWasm: wasm.ModuleDigest(), Reference: ref,
 				Backend: "results", Implementation: r.Manifest.Implementation, Platform: r.Manifest.Platform, Claimed: r.Manifest.Profile,
@@ -212,20 +195,6 @@ func TestBlockRecords(t *testing.T) {
 			}
 		})
 	}
-}
-
-// awaitingRerun names the golden tasks added after records of their
-// suite were made, each with its reason. A record may leave out only these
-// tasks: its library outputs exist for the other tasks alone, and outputs
-// for the new one come only from running the library again (the harness
-// README's command), never from the reference. The results it has are
-// re-certified as every record's are; the certificate of such a record is
-// a reduced run's. Remove a task once its suite's records are re-run.
-var awaitingRerun = map[string]string{
-	"sep.blocks32.subnormal-elements": "mxfp4 separation input (subnormal elements under the smallest scales) " +
-		"that tells a subnormal-flushing kernel from torchao's rceil recipe; the mxfp4 records need a re-run",
-	"sep.nvfp4.every-scale-nan-global": "nvfp4-dequantize separation input (a NaN per-tensor value) " +
-		"that tells the libraries' NaN bits apart once -0 outputs are cleared; the nvfp4-dequantize records need a re-run",
 }
 
 // checkProvenance requires a record's provenance.json, where there is one,
