@@ -19,7 +19,7 @@
 //
 // The kernel computes exactly these values without a division, through
 // the shortcuts below; their proofs follow, and
-// native/cuda/proofs/awq_quantize.c checks the arithmetic of 2 to 4
+// backends/cuda/proofs/awq_quantize.c checks the arithmetic of 2 to 4
 // exhaustively on the CPU (no mismatch).
 //
 // Tiling (the spec's "warp per quantization group"): w is [IC, OC]
@@ -98,7 +98,7 @@
 //    fp16 w and every positive fp16 s, clamped for every pair and
 //    unclamped for every normal s with rint(w/s) in [-7, 7], with r =
 //    RN(1/s) and with r moved by 1, 2 and 4 ulps either way
-//    (native/cuda/proofs/awq_quantize.c): no mismatch.
+//    (backends/cuda/proofs/awq_quantize.c): no mismatch.
 //
 //    The reciprocal: rcp.approx.ftz.f32 is documented (PTX ISA) with a
 //    maximum error of 1 ulp over the full range, so |r s - 1| <= 2^-23,

@@ -2,7 +2,7 @@
 //
 // Float schedule: every kernel in this directory is compiled with
 // -fmad=false -ftz=false -prec-div=true -prec-sqrt=true (see
-// native/cuda/kernels.go, which the embedded PTX headers are checked
+// backends/cuda/kernels.go, which the embedded PTX headers are checked
 // against), and every float operation whose rounding matters is written
 // with an explicit round-to-nearest intrinsic (__fmul_rn, __fadd_rn,
 // __fdiv_rn, __fmaf_rn) so that the schedule can be read off the source.

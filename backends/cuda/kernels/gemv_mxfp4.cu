@@ -1,7 +1,7 @@
 // llama.cpp MXFP4 x Q8_1 GEMV with __dp4a (ggml-cuda mmvq.cu driving
 // vecdotq.cuh vec_dot_mxfp4_q8_1, ggml-org/ggml d99724f src/ggml-cuda/),
 // to refimpl/gemv MXFP4Q81GEMV under the schedule the kernel declares
-// (native/cuda/gemv.go): MMVQ when fused, MMVQNoFMA otherwise. Also the
+// (backends/cuda/gemv.go): MMVQ when fused, MMVQNoFMA otherwise. Also the
 // two llama.cpp quantizers feeding it: block_q8_1 (activations) and
 // block_mxfp4 (weights).
 //

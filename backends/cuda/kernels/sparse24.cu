@@ -1,6 +1,6 @@
 // 2:4 sparse FP4: compress (refimpl/sparse24) and the dgx-vllm v7 sparse
 // FP4 GEMV (refimpl/gemv SparseFP4GEMV under the schedule the kernel
-// declares, see native/cuda/gemv.go).
+// declares, see backends/cuda/gemv.go).
 //
 // Compress: codes [E][N][K], one E2M1 code per byte. Each group of 4 along
 // K keeps two codes chosen by a tie rule (lower-index: the two largest
