@@ -260,10 +260,53 @@ func Build(in Input) (*Certificate, error) { return BuildContext(context.Backgro
 // task's inputs (recorded per case, with the engine). A profile that
 // cannot be computed for a task is a *ClaimError, returned before any
 // verdict.
+//
+// The steps, in order: settle the input (normalizeInput, checkTexts),
+// write the header (newCertificate; a bound-mode suite goes on in
+// buildBound), expect (loadTasks, computeMissing), choose the profile
+// held to (chooseAgainst, requireAgainst, checkComputedBy), give the
+// verdicts (profileVerdicts, holdCases) and conclude (conclude).
 func BuildContext(ctx context.Context, in Input) (*Certificate, error) {
 	s := in.Suite
+	if err := normalizeInput(&in); err != nil {
+		return nil, err
+	}
+	if err := checkTexts(in); err != nil {
+		return nil, err
+	}
+	c := newCertificate(in)
+	if s.Bound {
+		return buildBound(ctx, in, c)
+	}
+	tds, ex, err := loadTasks(in)
+	if err != nil {
+		return nil, err
+	}
+	if err := computeMissing(ctx, in, tds, ex); err != nil {
+		return nil, err
+	}
+	c.Against = chooseAgainst(s, in.Claimed, ex, len(tds))
+	if err := requireAgainst(s, c.Against, tds, ex); err != nil {
+		return nil, err
+	}
+	checkComputedBy(c, in.ReferenceWasm, tds, ex)
+	c.Profiles = profileVerdicts(s, in.Claimed, len(tds), ex)
+	diagTasks, err := holdCases(c, in, tds, ex)
+	if err != nil {
+		return nil, err
+	}
+	if err := conclude(c, s, diagTasks); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// normalizeInput refuses a negative in.MaxMismatches and sets 0 to
+// DefaultMaxMismatches, and rewrites in.Claimed in its canonical spelling
+// (an error if it is not a profile of the suite).
+func normalizeInput(in *Input) error {
 	if in.MaxMismatches < 0 {
-		return nil, fmt.Errorf("max mismatches %d is negative", in.MaxMismatches)
+		return fmt.Errorf("max mismatches %d is negative", in.MaxMismatches)
 	}
 	if in.MaxMismatches == 0 {
 		in.MaxMismatches = DefaultMaxMismatches
@@ -271,25 +314,38 @@ func BuildContext(ctx context.Context, in Input) (*Certificate, error) {
 	if in.Claimed != "" {
 		// One spelling per claim: the certificate records the canonical
 		// one, whatever order the results declared its keys in.
-		p, err := s.CanonicalProfile(in.Claimed)
+		p, err := in.Suite.CanonicalProfile(in.Claimed)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		in.Claimed = p
 	}
-	// Parse refuses a certificate with control characters, so Build never
-	// writes one: strings from outside (results.json, a kernel name, the
-	// driver's GPU name) are checked here.
+	return nil
+}
+
+// checkTexts refuses strings from outside (results.json, a kernel name,
+// the driver's GPU name, backend facts) that Parse would refuse: Parse
+// refuses a certificate with control characters, so Build never writes
+// one.
+func checkTexts(in Input) error {
 	texts := map[string]string{"implementation": in.Implementation, "platform": in.Platform, "reduced-run reason": in.Reduced}
 	for k, v := range in.Extra {
 		texts["backend fact "+k] = k + v
 	}
 	for name, v := range texts {
 		if err := results.CheckText(v, maxText); err != nil {
-			return nil, fmt.Errorf("%s %s: %v", name, results.Printable(v), err)
+			return fmt.Errorf("%s %s: %v", name, results.Printable(v), err)
 		}
 	}
-	c := &Certificate{Format: Format, Tool: ToolVersion(), Suite: s.Name, SuiteVersion: s.Version,
+	return nil
+}
+
+// newCertificate is the certificate's header, everything decided before
+// any verdict: identity, digests, files, the run's settings, and validity
+// (a reduced run, tasks left out or an unreleased golden set make it not
+// valid for certification, with the first reason).
+func newCertificate(in Input) *Certificate {
+	c := &Certificate{Format: Format, Tool: ToolVersion(), Suite: in.Suite.Name, SuiteVersion: in.Suite.Version,
 		GoldenSHA256: in.GoldenSHA256, Generator: in.Set.Manifest.Generator, ReferenceWasm: in.ReferenceWasm,
 		Backend: in.Backend, Implementation: in.Implementation, Platform: in.Platform, Claimed: in.Claimed,
 		Files: in.Files, Missing: in.Missing, Extra: in.Extra, Valid: true, Exhaustive: in.Exhaustive}
@@ -303,17 +359,43 @@ func BuildContext(ctx context.Context, in Input) (*Certificate, error) {
 	if c.GoldenSet != GoldenReleased && c.Valid {
 		c.Valid, c.InvalidReason = false, unreleasedReason(in.GoldenSHA256)
 	}
-	if s.Bound {
-		return buildBound(ctx, in, c)
+	return c
+}
+
+// taskData is one task with outputs: its inputs, its expected outputs per
+// profile (golden or computed) and the outputs under test.
+type taskData struct {
+	t        suite.Task
+	inputs   ops.Tensors
+	expected map[string]ops.Tensors
+	got      ops.Tensors
+}
+
+// expectations records, per profile and task, what checking the outputs
+// against each profile found.
+type expectations struct {
+	counts       map[string]map[string]int    // profile -> task -> mismatches
+	computed     map[string]map[string]string // profile -> task -> engine
+	uncomputable map[string]map[string]error  // profile -> task -> why
+}
+
+// count records n mismatches of task against profile p.
+func (ex *expectations) count(p, task string, n int) {
+	if ex.counts[p] == nil {
+		ex.counts[p] = map[string]int{}
 	}
-	type taskData struct {
-		t        suite.Task
-		inputs   ops.Tensors
-		expected map[string]ops.Tensors
-		got      ops.Tensors
-	}
+	ex.counts[p][task] = n
+}
+
+// loadTasks reads, for every task of the suite with outputs (in suite
+// order), its inputs and the golden expected outputs of each profile it
+// has a case for, and counts the mismatches against each. An error if no
+// task has outputs or the golden set cannot be read.
+func loadTasks(in Input) ([]taskData, *expectations, error) {
+	s := in.Suite
 	var tds []taskData
-	counts := map[string]map[string]int{} // profile -> task -> mismatches
+	ex := &expectations{counts: map[string]map[string]int{}, computed: map[string]map[string]string{},
+		uncomputable: map[string]map[string]error{}}
 	for _, t := range s.Tasks {
 		got, ok := in.Outputs[t.Name]
 		if !ok {
@@ -322,122 +404,156 @@ func BuildContext(ctx context.Context, in Input) (*Certificate, error) {
 		td := taskData{t: t, expected: map[string]ops.Tensors{}}
 		var err error
 		if td.inputs, err = in.Set.Inputs(t.Cases[t.Profiles[0]]); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		for _, p := range t.Profiles {
 			e, err := in.Set.Expected(t.Cases[p])
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			td.expected[p] = e
-			if counts[p] == nil {
-				counts[p] = map[string]int{}
-			}
 			n, _ := compareUnder(s, p, e, got)
-			counts[p][t.Name] = n
+			ex.count(p, t.Name, n)
 		}
 		td.got = results.Normalize(got, t.Cases[t.Profiles[0]].Outputs)
 		tds = append(tds, td)
 	}
 	if len(tds) == 0 {
-		return nil, fmt.Errorf("no task of suite %s has outputs", s.Name)
+		return nil, nil, fmt.Errorf("no task of suite %s has outputs", s.Name)
 	}
-	// Where the golden set has no case of a profile for a task, the
-	// reference computes the expected outputs now: for a claim, the claimed
-	// profile's (the others keep the verdict of the tasks they have a case
-	// for); without one, every profile's, so that the results are held to
-	// the profile they match among all of them.
-	computed := map[string]map[string]string{}    // profile -> task -> engine
-	uncomputable := map[string]map[string]error{} // profile -> task -> why
+	return tds, ex, nil
+}
+
+// computeMissing has in.Reference compute the expected outputs where the
+// golden set has no case of a profile for a task: for a claim, the
+// claimed profile's (the others keep the verdict of the tasks they have a
+// case for); without one, every profile's, so that the results are held
+// to the profile they match among all of them. A profile it cannot
+// compute is recorded in ex.uncomputable, not returned; only
+// cancellation is an error.
+func computeMissing(ctx context.Context, in Input, tds []taskData, ex *expectations) error {
+	s := in.Suite
 	for i := range tds {
 		td := &tds[i]
 		for _, p := range s.ProfilesWith(in.Claimed) {
 			if _, ok := td.expected[p]; ok || (in.Claimed != "" && p != in.Claimed) {
 				continue
 			}
-			if uncomputable[p] == nil {
-				uncomputable[p] = map[string]error{}
+			if ex.uncomputable[p] == nil {
+				ex.uncomputable[p] = map[string]error{}
 			}
 			if in.Reference == nil {
-				uncomputable[p][td.t.Name] = fmt.Errorf("no reference engine to compute expected outputs")
+				ex.uncomputable[p][td.t.Name] = fmt.Errorf("no reference engine to compute expected outputs")
 				continue
 			}
 			e, err := s.Compute(ctx, in.Reference, td.t, p, td.inputs)
 			if err != nil {
 				if ctx.Err() != nil {
-					return nil, ctx.Err()
+					return ctx.Err()
 				}
-				uncomputable[p][td.t.Name] = err
+				ex.uncomputable[p][td.t.Name] = err
 				continue
 			}
 			td.expected[p] = e
-			if computed[p] == nil {
-				computed[p] = map[string]string{}
+			if ex.computed[p] == nil {
+				ex.computed[p] = map[string]string{}
 			}
-			computed[p][td.t.Name] = golden.EngineName(in.Reference)
-			if counts[p] == nil {
-				counts[p] = map[string]int{}
-			}
-			counts[p][td.t.Name], _ = compareUnder(s, p, e, td.got)
+			ex.computed[p][td.t.Name] = golden.EngineName(in.Reference)
+			n, _ := compareUnder(s, p, e, td.got)
+			ex.count(p, td.t.Name, n)
 		}
 	}
-	// The profile held to: the claim, else the profile with the fewest
-	// mismatches among those checked on every task.
-	c.Against = in.Claimed
-	if c.Against == "" {
-		best := -1
-		for _, p := range s.Profiles {
-			if len(counts[p]) != len(tds) {
-				continue
-			}
-			n := 0
-			for _, m := range counts[p] {
-				n += m
-			}
-			if best < 0 || n < best {
-				best, c.Against = n, p
-			}
-		}
-		if c.Against == "" {
-			c.Against = s.Profiles[0]
-		}
+	return nil
+}
+
+// chooseAgainst is the profile held to: the claim, else the profile with
+// the fewest mismatches among those checked on all the tasks (the
+// first in suite order on a tie), else the suite's first profile.
+func chooseAgainst(s *suite.Suite, claimed string, ex *expectations, tasks int) string {
+	if claimed != "" {
+		return claimed
 	}
-	// Every task is held to it: a task it cannot be checked on makes the
-	// run invalid before any verdict.
-	for _, td := range tds {
-		if _, ok := td.expected[c.Against]; ok {
+	against, best := "", -1
+	for _, p := range s.Profiles {
+		if len(ex.counts[p]) != tasks {
 			continue
 		}
-		err := uncomputable[c.Against][td.t.Name]
-		if err == nil {
-			err = fmt.Errorf("profile %q is not a profile of suite %s", c.Against, s.Name)
+		n := 0
+		for _, m := range ex.counts[p] {
+			n += m
 		}
-		return nil, &ClaimError{Task: td.t.Name, Profile: c.Against, Err: err}
+		if best < 0 || n < best {
+			best, against = n, p
+		}
 	}
-	if want := "wasm sha256:" + in.ReferenceWasm; c.Valid {
+	if against == "" {
+		against = s.Profiles[0]
+	}
+	return against
+}
+
+// requireAgainst holds every task to against: the first task it cannot
+// be checked on is a *ClaimError (with why it could not be computed),
+// which makes the run invalid before any verdict.
+func requireAgainst(s *suite.Suite, against string, tds []taskData, ex *expectations) error {
+	for _, td := range tds {
+		if _, ok := td.expected[against]; ok {
+			continue
+		}
+		err := ex.uncomputable[against][td.t.Name]
+		if err == nil {
+			err = fmt.Errorf("profile %q is not a profile of suite %s", against, s.Name)
+		}
+		return &ClaimError{Task: td.t.Name, Profile: against, Err: err}
+	}
+	return nil
+}
+
+// checkComputedBy makes a valid c not valid for certification when the
+// expected outputs of a task held to c.Against were computed by an engine
+// other than the reference module referenceWasm names (the first such
+// task is the reason).
+func checkComputedBy(c *Certificate, referenceWasm string, tds []taskData, ex *expectations) {
+	if want := "wasm sha256:" + referenceWasm; c.Valid {
 		for _, td := range tds {
-			if by := computed[c.Against][td.t.Name]; by != "" && by != want {
+			if by := ex.computed[c.Against][td.t.Name]; by != "" && by != want {
 				c.Valid, c.InvalidReason = false, fmt.Sprintf("expected outputs of task %s computed by %s, not by the reference module %s", td.t.Name, by, want)
 				break
 			}
 		}
 	}
-	for _, p := range s.ProfilesWith(in.Claimed) {
-		pv := Profile{Profile: p, TasksTotal: len(tds), Computed: len(computed[p])}
-		for _, n := range counts[p] {
+}
+
+// profileVerdicts is the verdict against each profile of the suite (with
+// the claim's parameters, if any) over the tasks it was checked on, of
+// tasks.
+func profileVerdicts(s *suite.Suite, claimed string, tasks int, ex *expectations) []Profile {
+	var v []Profile
+	for _, p := range s.ProfilesWith(claimed) {
+		pv := Profile{Profile: p, TasksTotal: tasks, Computed: len(ex.computed[p])}
+		for _, n := range ex.counts[p] {
 			pv.Tasks++
 			pv.Mismatches += n
 		}
 		pv.Conforms = pv.Tasks > 0 && pv.Mismatches == 0
-		c.Profiles = append(c.Profiles, pv)
+		v = append(v, pv)
 	}
+	return v
+}
+
+// holdCases appends to c.Cases one Case per task, held to c.Against:
+// where its expected outputs came from, the mismatches per tensor and the
+// first in.MaxMismatches decoded. It returns the tasks as the diagnosis
+// reads them.
+func holdCases(c *Certificate, in Input, tds []taskData, ex *expectations) ([]diagnose.Task, error) {
+	s := in.Suite
 	var diagTasks []diagnose.Task
 	for _, td := range tds {
 		cs := Case{Task: td.t.Name, Profile: c.Against, Expected: ExpectedGolden}
 		want := td.expected[c.Against]
 		infos := tensorInfos(want)
 		params := ops.Params{}
-		if by := computed[c.Against][td.t.Name]; by != "" {
+		if by := ex.computed[c.Against][td.t.Name]; by != "" {
 			cs.Case, cs.Expected, cs.ComputedBy = ComputedCase, ExpectedComputed, by
 			var err error
 			if params, err = s.Params(td.t, c.Against); err != nil {
@@ -464,6 +580,12 @@ func BuildContext(ctx context.Context, in Input) (*Certificate, error) {
 		diagTasks = append(diagTasks, diagnose.Task{Task: td.t, Params: params, Inputs: td.inputs,
 			Reference: want, Expected: td.expected, Observed: got})
 	}
+	return diagTasks, nil
+}
+
+// conclude sets the mode, the overall verdict and, when c does not
+// conform, the diagnosis of diagTasks, then seals c.
+func conclude(c *Certificate, s *suite.Suite, diagTasks []diagnose.Task) error {
 	if s.NaNRelaxed(c.Against) {
 		c.Mode = ModeNaNAny
 	}
@@ -472,14 +594,11 @@ func BuildContext(ctx context.Context, in Input) (*Certificate, error) {
 	if !c.Conforms && len(diagTasks) > 0 {
 		d, err := diagnose.Run(s, c.Against, diagTasks)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		c.Diagnosis = &d
 	}
-	if err := c.seal(); err != nil {
-		return nil, err
-	}
-	return c, nil
+	return c.seal()
 }
 
 // tensorInfos describes computed outputs the way a golden case records its

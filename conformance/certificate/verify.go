@@ -91,7 +91,48 @@ type Context struct {
 //
 // A *VerifyError means the certificate does not hold; any other error
 // that it could not be checked (unreadable results).
+//
+// The checks run in the order docs/vendor.md lists them, one function per
+// group; the first that fails is the reason.
 func Verify(c *Certificate, ctx Context) error {
+	if err := verifyIntegrity(c, ctx); err != nil {
+		return err
+	}
+	if err := verifyProvenance(c, ctx); err != nil {
+		return err
+	}
+	s, err := suite.Resolve(ctx.Set, c.Suite)
+	if err != nil {
+		return reject("%v", err)
+	}
+	if err := checkBound(c, s, ctx.Set); err != nil {
+		return err
+	}
+	if err := verifyClaim(c, s); err != nil {
+		return err
+	}
+	if err := verifyTaskCoverage(c, s); err != nil {
+		return err
+	}
+	for _, cs := range c.Cases {
+		if err := verifyCase(c, s, cs); err != nil {
+			return err
+		}
+	}
+	if err := verifyVerdicts(c); err != nil {
+		return err
+	}
+	if ctx.ResultsDir == "" {
+		return nil
+	}
+	return verifyResults(c, s, ctx)
+}
+
+// verifyIntegrity checks that c is the certificate that was written: its
+// content digest matches its content, its signature (if any) is valid
+// (and by ctx.PublicKey if set), and a signed certificate is exactly the
+// bytes ctx.Bytes holds (when set).
+func verifyIntegrity(c *Certificate, ctx Context) error {
 	d, err := c.contentDigest()
 	if err != nil {
 		return err
@@ -102,9 +143,14 @@ func Verify(c *Certificate, ctx Context) error {
 	if err := c.verifySignature(ctx.PublicKey); err != nil {
 		return err
 	}
-	if err := c.exactBytes(ctx.Bytes); err != nil {
-		return err
-	}
+	return c.exactBytes(ctx.Bytes)
+}
+
+// verifyProvenance checks what c says it was certified against: golden_set
+// follows from the manifest digest and an unreleased set is never valid,
+// max_mismatches is at least 1, and the suite version, golden manifest
+// digest and reference module are ctx's (this build's).
+func verifyProvenance(c *Certificate, ctx Context) error {
 	if g := goldenSetOf(c.GoldenSHA256); c.GoldenSet != g {
 		return reject("golden_set %q, but manifest SHA-256 %s is %s", c.GoldenSet, c.GoldenSHA256, g)
 	}
@@ -123,19 +169,24 @@ func Verify(c *Certificate, ctx Context) error {
 	if c.ReferenceWasm != ctx.ReferenceWasm {
 		return reject("reference .wasm SHA-256 %s, this build's is %s", c.ReferenceWasm, ctx.ReferenceWasm)
 	}
-	s, err := suite.Resolve(ctx.Set, c.Suite)
-	if err != nil {
-		return reject("%v", err)
-	}
-	if err := checkBound(c, s, ctx.Set); err != nil {
-		return err
-	}
+	return nil
+}
+
+// verifyClaim checks that a claimed profile is one of suite s, in its
+// canonical spelling.
+func verifyClaim(c *Certificate, s *suite.Suite) error {
 	if c.Claimed != "" {
 		if p, err := s.CanonicalProfile(c.Claimed); err != nil || p != c.Claimed {
 			return reject("claimed profile %q is not a profile of suite %s in its canonical spelling (%q): %v", c.Claimed, s.Name, p, err)
 		}
 	}
-	// Every task exactly once (or listed as missing in a reduced run).
+	return nil
+}
+
+// verifyTaskCoverage checks that every task of s appears exactly once:
+// as a case or, in a run not valid for certification, listed as missing
+// (never both), and no case names a task s does not have.
+func verifyTaskCoverage(c *Certificate, s *suite.Suite) error {
 	seen := map[string]int{}
 	for _, cs := range c.Cases {
 		if _, ok := s.Task(cs.Task); !ok {
@@ -161,56 +212,79 @@ func Verify(c *Certificate, ctx Context) error {
 	if len(c.Missing) > 0 && c.Valid {
 		return reject("tasks are missing (%s) but the certificate claims to be valid for certification", strings.Join(c.Missing, ", "))
 	}
-	// Verdicts follow from the counts.
-	for _, cs := range c.Cases {
-		sum := 0
-		for _, t := range cs.Tensors {
-			sum += t.Mismatches
-		}
-		if sum != cs.Mismatches {
-			return reject("task %s: tensors count %d mismatches, the case records %d", cs.Task, sum, cs.Mismatches)
-		}
-		if len(cs.First) > c.MaxMismatches || len(cs.First) > cs.Mismatches {
-			return reject("task %s: %d mismatches decoded, more than max_mismatches %d or the %d recorded", cs.Task, len(cs.First), c.MaxMismatches, cs.Mismatches)
-		}
-		switch {
-		case cs.Result == "n/a" || cs.Case == NoCase:
-			return reject("task %s is not checked against profile %s: every task is held to the profile", cs.Task, cs.Profile)
-		case cs.Result == "pass" && cs.Mismatches == 0:
-		case cs.Result == "fail" && cs.Mismatches > 0:
-		default:
-			return reject("task %s: result %q does not follow from %d mismatches against case %s", cs.Task, cs.Result, cs.Mismatches, cs.Case)
-		}
-		if cs.Profile != c.Against {
-			return reject("task %s is held to %s, the certificate to %s", cs.Task, cs.Profile, c.Against)
-		}
-		var gc golden.CaseFile
-		hasCase := false
-		if t, ok := s.Task(cs.Task); ok {
-			gc, hasCase = t.Cases[c.Against]
-		}
-		switch cs.Expected {
-		case ExpectedGolden:
-			if !hasCase {
-				return reject("task %s: the golden set has no case of profile %s, yet the certificate takes its expected outputs from case %s", cs.Task, c.Against, cs.Case)
-			}
-			if gc.Name != cs.Case || cs.ComputedBy != "" {
-				return reject("task %s: golden case %s is not the suite's case %s for profile %s", cs.Task, cs.Case, gc.Name, c.Against)
-			}
-		case ExpectedComputed:
-			if hasCase {
-				return reject("task %s: expected outputs recorded as computed, but the golden set has case %s for profile %s", cs.Task, gc.Name, c.Against)
-			}
-			if cs.Case != ComputedCase {
-				return reject("task %s: computed expected outputs name case %q, want %q", cs.Task, cs.Case, ComputedCase)
-			}
-			if want := "wasm sha256:" + c.ReferenceWasm; cs.ComputedBy != want && c.Valid {
-				return reject("task %s: expected outputs computed by %q, not the reference module %s, but the certificate claims to be valid for certification", cs.Task, cs.ComputedBy, want)
-			}
-		default:
-			return reject("task %s: expected outputs %q are neither golden nor computed", cs.Task, cs.Expected)
-		}
+	return nil
+}
+
+// verifyCase checks one case: its result follows from its per-tensor
+// mismatch counts, no more mismatches are decoded than max_mismatches or
+// recorded, it is held to c.Against (never left unchecked), and its
+// source of expected outputs agrees with the golden set (verifyExpected).
+func verifyCase(c *Certificate, s *suite.Suite, cs Case) error {
+	sum := 0
+	for _, t := range cs.Tensors {
+		sum += t.Mismatches
 	}
+	if sum != cs.Mismatches {
+		return reject("task %s: tensors count %d mismatches, the case records %d", cs.Task, sum, cs.Mismatches)
+	}
+	if len(cs.First) > c.MaxMismatches || len(cs.First) > cs.Mismatches {
+		return reject("task %s: %d mismatches decoded, more than max_mismatches %d or the %d recorded", cs.Task, len(cs.First), c.MaxMismatches, cs.Mismatches)
+	}
+	switch {
+	case cs.Result == "n/a" || cs.Case == NoCase:
+		return reject("task %s is not checked against profile %s: every task is held to the profile", cs.Task, cs.Profile)
+	case cs.Result == "pass" && cs.Mismatches == 0:
+	case cs.Result == "fail" && cs.Mismatches > 0:
+	default:
+		return reject("task %s: result %q does not follow from %d mismatches against case %s", cs.Task, cs.Result, cs.Mismatches, cs.Case)
+	}
+	if cs.Profile != c.Against {
+		return reject("task %s is held to %s, the certificate to %s", cs.Task, cs.Profile, c.Against)
+	}
+	return verifyExpected(c, s, cs)
+}
+
+// verifyExpected checks that a case's source of expected outputs states
+// the golden set: a golden case only where the suite has one for
+// c.Against (and it is that case), a computed one only where it has none,
+// and in a certificate valid for certification, computed by the reference
+// module only.
+func verifyExpected(c *Certificate, s *suite.Suite, cs Case) error {
+	var gc golden.CaseFile
+	hasCase := false
+	if t, ok := s.Task(cs.Task); ok {
+		gc, hasCase = t.Cases[c.Against]
+	}
+	switch cs.Expected {
+	case ExpectedGolden:
+		if !hasCase {
+			return reject("task %s: the golden set has no case of profile %s, yet the certificate takes its expected outputs from case %s", cs.Task, c.Against, cs.Case)
+		}
+		if gc.Name != cs.Case || cs.ComputedBy != "" {
+			return reject("task %s: golden case %s is not the suite's case %s for profile %s", cs.Task, cs.Case, gc.Name, c.Against)
+		}
+	case ExpectedComputed:
+		if hasCase {
+			return reject("task %s: expected outputs recorded as computed, but the golden set has case %s for profile %s", cs.Task, gc.Name, c.Against)
+		}
+		if cs.Case != ComputedCase {
+			return reject("task %s: computed expected outputs name case %q, want %q", cs.Task, cs.Case, ComputedCase)
+		}
+		if want := "wasm sha256:" + c.ReferenceWasm; cs.ComputedBy != want && c.Valid {
+			return reject("task %s: expected outputs computed by %q, not the reference module %s, but the certificate claims to be valid for certification", cs.Task, cs.ComputedBy, want)
+		}
+	default:
+		return reject("task %s: expected outputs %q are neither golden nor computed", cs.Task, cs.Expected)
+	}
+	return nil
+}
+
+// verifyVerdicts checks that every verdict above the cases follows from
+// what c records: each exhaustive sweep's (and a valid certificate swept
+// every chunk), the overall one from the cases, the claim is the profile
+// held to, each profile's from its counts (the profile held to's from its
+// cases), and the verdict line from the profile verdicts.
+func verifyVerdicts(c *Certificate) error {
 	for _, e := range c.Exhaustive {
 		if e.Conforms != (e.Differing == 0 && e.Chunks > 0) {
 			return reject("exhaustive %s: conforms=%v does not follow from %d differing chunks", e.Conversion, e.Conforms, e.Differing)
@@ -226,33 +300,52 @@ func Verify(c *Certificate, ctx Context) error {
 		return reject("claimed profile %s but cases are held to %s", c.Claimed, c.Against)
 	}
 	for _, p := range c.Profiles {
-		if p.Conforms != (p.Tasks > 0 && p.Mismatches == 0) {
-			return reject("profile %s: conforms=%v does not follow from %d mismatches on %d tasks", p.Profile, p.Conforms, p.Mismatches, p.Tasks)
-		}
-		if p.Profile == c.Against {
-			sum, computed := 0, 0
-			for _, cs := range c.Cases {
-				sum += cs.Mismatches
-				if cs.Expected == ExpectedComputed {
-					computed++
-				}
-			}
-			if p.Tasks != len(c.Cases) || p.Computed != computed {
-				return reject("profile %s is checked on %d tasks (%d computed), its cases are %d (%d computed)", p.Profile, p.Tasks, p.Computed, len(c.Cases), computed)
-			}
-			if sum != p.Mismatches {
-				return reject("profile %s records %d mismatches, its cases %d", p.Profile, p.Mismatches, sum)
-			}
-		} else if p.Computed < 0 || p.Computed > p.Tasks {
-			return reject("profile %s records %d computed of %d tasks", p.Profile, p.Computed, p.Tasks)
+		if err := verifyProfile(c, p); err != nil {
+			return err
 		}
 	}
 	if v := verdictLine(c); v != c.Verdict {
 		return reject("verdict %q does not follow from the profile verdicts (%q)", c.Verdict, v)
 	}
-	if ctx.ResultsDir == "" {
+	return nil
+}
+
+// verifyProfile checks one profile verdict: it conforms exactly when it
+// was checked on some task without a mismatch; the profile held to was
+// checked on every case, with the cases' computed count and mismatches;
+// any other was computed on no more tasks than it was checked on.
+func verifyProfile(c *Certificate, p Profile) error {
+	if p.Conforms != (p.Tasks > 0 && p.Mismatches == 0) {
+		return reject("profile %s: conforms=%v does not follow from %d mismatches on %d tasks", p.Profile, p.Conforms, p.Mismatches, p.Tasks)
+	}
+	if p.Profile != c.Against {
+		if p.Computed < 0 || p.Computed > p.Tasks {
+			return reject("profile %s records %d computed of %d tasks", p.Profile, p.Computed, p.Tasks)
+		}
 		return nil
 	}
+	sum, computed := 0, 0
+	for _, cs := range c.Cases {
+		sum += cs.Mismatches
+		if cs.Expected == ExpectedComputed {
+			computed++
+		}
+	}
+	if p.Tasks != len(c.Cases) || p.Computed != computed {
+		return reject("profile %s is checked on %d tasks (%d computed), its cases are %d (%d computed)", p.Profile, p.Tasks, p.Computed, len(c.Cases), computed)
+	}
+	if sum != p.Mismatches {
+		return reject("profile %s records %d mismatches, its cases %d", p.Profile, p.Mismatches, sum)
+	}
+	return nil
+}
+
+// verifyResults re-checks c against the results in ctx.ResultsDir: a
+// results-backend certificate only; the results read (an unreadable
+// directory is an error, not a verdict); the identity fields agree with
+// results.json and the files with the recorded digests; and a fresh
+// certification gives the same certificate (verifyRecertified).
+func verifyResults(c *Certificate, s *suite.Suite, ctx Context) error {
 	if c.Backend != "results" {
 		return reject("backend %s has no results directory to re-check", c.Backend)
 	}
@@ -276,6 +369,14 @@ func Verify(c *Certificate, ctx Context) error {
 	if !reflect.DeepEqual(r.Files, c.Files) {
 		return reject("results files differ from the certificate's digests: %s", filesDiff(c.Files, r.Files))
 	}
+	return verifyRecertified(c, s, ctx, r)
+}
+
+// verifyRecertified certifies r again and checks that the fresh
+// certificate equals c: the profile held to, the cases, the profile
+// verdicts, the verdict and the diagnosis (named as such when they
+// differ), then every other field but those NotVouched lists.
+func verifyRecertified(c *Certificate, s *suite.Suite, ctx Context, r *results.Results) error {
 	fresh, err := Build(Input{Suite: s, Set: ctx.Set, GoldenSHA256: ctx.GoldenSHA256, ReferenceWasm: ctx.ReferenceWasm,
 		Backend: c.Backend, Implementation: r.Manifest.Implementation, Platform: r.Manifest.Platform, Claimed: r.Manifest.Profile,
 		Outputs: r.Outputs, Files: r.Files, Missing: r.Missing, Reference: ctx.Reference, MaxMismatches: c.MaxMismatches})

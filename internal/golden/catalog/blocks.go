@@ -37,6 +37,20 @@ const (
 // golden.SuiteVersion.
 func blocksCatalog() ([]Inputs, []Case) {
 	var t table
+	blockInputs(&t)
+	nvfp4Cases(&t)
+	mxfp4Cases(&t)
+	llamaCases(&t)
+	awqCases(&t)
+	sparse24Cases(&t)
+	gemvCases(&t)
+	return t.inputs, t.cases
+}
+
+// blockInputs adds the input sets several block families share: the seeded
+// matrix and vector, the crafted edge blocks (finite, with non-finite
+// rows, flattened) and the edge amax values.
+func blockInputs(t *table) {
 	t.addInputs(Inputs{
 		Name: "matrix.f32",
 		Description: fmt.Sprintf("x F32 [%d,%d]: row r is approximately normal times 2^(r%%21-10) (21 magnitudes from 2^-10 to 2^10), "+
@@ -99,9 +113,11 @@ func blocksCatalog() ([]Inputs, []Case) {
 			return ops.Tensors{"amax": tensor.FromF32([]int{len(v)}, v)}, nil
 		},
 	})
+}
 
-	// NVFP4: every recipe on the seeded matrix and on the edge blocks;
-	// the swizzled scale layout once per input set.
+// nvfp4Cases adds NVFP4: every recipe on the seeded matrix and on the
+// edge blocks; the swizzled scale layout once per input set.
+func nvfp4Cases(t *table) {
 	for _, r := range nvfp4.Recipes() {
 		for _, in := range []string{"matrix.f32", "blocks.edge"} {
 			t.addCase(Case{Name: fmt.Sprintf("nvfp4.%s.%s", in, r.Name), Family: "nvfp4", Op: "nvfp4.quantize",
@@ -114,9 +130,12 @@ func blocksCatalog() ([]Inputs, []Case) {
 			Params: ops.Params{"swizzle": "1"}, Inputs: in,
 			Description: "NVFP4 quantize, canonical recipe, block scales in the 128x4 swizzled layout"})
 	}
+}
 
-	// MXFP4: every E8M0 scale mode on the matrix; modes x E2M1 profiles on
-	// the edge blocks.
+// mxfp4Cases adds MXFP4 and its E8M0 shared scale: every E8M0 scale mode
+// on the matrix; modes x E2M1 profiles on the edge blocks; the recorded
+// library recipes and scales.
+func mxfp4Cases(t *table) {
 	for _, m := range e8m0.ScaleModes() {
 		t.addCase(Case{Name: "mxfp4.matrix.f32." + m.Name, Family: "mxfp4", Op: "mxfp4.quantize",
 			Params: ops.Params{"mode": m.Name}, Inputs: "matrix.f32",
@@ -150,8 +169,11 @@ func blocksCatalog() ([]Inputs, []Case) {
 			Params: ops.Params{"mode": m.Name}, Inputs: "amax.edge",
 			Description: "MX shared scale from a block amax as " + m.Name + " computes it (" + m.Summary + "), E2M1 elements"})
 	}
+}
 
-	// llama.cpp block_mxfp4 and block_q8_1.
+// llamaCases adds llama.cpp block_mxfp4 and block_q8_1 on the seeded
+// vector and the flattened edge blocks, and block_q8_1 on exact ties.
+func llamaCases(t *table) {
 	for _, in := range []string{"vector.f32", "blocks.edge-flat"} {
 		for _, l2 := range []string{"log2f", "exact"} {
 			for _, cast := range []string{"x86-64", "arm64"} {
@@ -196,8 +218,11 @@ func blocksCatalog() ([]Inputs, []Case) {
 			Params: ops.Params{"s": s}, Inputs: "q8_1.ties",
 			Description: "llama.cpp block_q8_1 on exact x/d ties, s as computed by the " + s + " path"})
 	}
+}
 
-	// AWQ.
+// awqCases adds AWQ: quantize on seeded weights, exact ties and
+// near-overflow groups, and int4 packing in every layout.
+func awqCases(t *table) {
 	t.addInputs(Inputs{
 		Name:        "awq.weights",
 		Description: fmt.Sprintf("w F16 [%d,%d]: approximately normal times 0.05, with group 3 of every column all zero and one outlier (x40) per 128x1 group", awqQIC, awqQOC),
@@ -351,8 +376,11 @@ func blocksCatalog() ([]Inputs, []Case) {
 			Params: ops.Params{"layout": l.Name}, Inputs: in,
 			Description: "int4 packing of " + what + ", layout " + l.Name})
 	}
+}
 
-	// 2:4 sparsity: every one of the 16^4 groups of four E2M1 codes.
+// sparse24Cases adds 2:4 sparsity: E2M1 packing, selection and
+// compression over every one of the 16^4 groups of four E2M1 codes.
+func sparse24Cases(t *table) {
 	t.addInputs(Inputs{
 		Name:        "sparse24.all-groups",
 		Description: "codes U8 [256,1024] (one E2M1 code per byte): group g of row r (4 codes) is pattern p = 256r+g, code j = (p >> 4j) & 15, so all 65536 groups of four codes appear once",
@@ -380,8 +408,11 @@ func blocksCatalog() ([]Inputs, []Case) {
 				Description: "2:4 compression of every group of four codes, tie rule " + tr.Name + ", layout " + l})
 		}
 	}
+}
 
-	// GEMVs.
+// gemvCases adds the seeded GEMVs: llama.cpp MXFP4 x Q8_1, the 2:4-sparse
+// NVFP4 MoE GEMV and the AWQ W4A16 GEMV, each in its schedules.
+func gemvCases(t *table) {
 	t.addInputs(Inputs{
 		Name: "gemv.mxfp4_q8_1",
 		Description: fmt.Sprintf("w U8 [%d,%d,17] block_mxfp4 (e uniform in 121..129, random nibbles) and act U8 [%d,36] block_q8_1 "+
@@ -502,7 +533,6 @@ func blocksCatalog() ([]Inputs, []Case) {
 			Params: ops.Params{"schedule": s, "group": fmt.Sprint(awqG)}, Inputs: "gemv.awq",
 			Description: "AWQ W4A16 GEMV, schedule " + s})
 	}
-	return t.inputs, t.cases
 }
 
 // blockEdgeRows builds the crafted 32-element blocks: each is a function
