@@ -195,7 +195,7 @@ func BenchmarkInstantiate(b *testing.B) {
 }
 
 // BenchmarkRatio reports the throughput of the wasm reference relative to
-// the native one, as the metric "wasm/native" (issue 4's target: at least
+// the native one, as the metric "wasm/native" (the target: at least
 // 0.5), for every unary conversion (4 Mi codes from 1.0f, as in
 // BenchmarkUnary) and every op of BenchmarkRun. Each iteration makes one
 // native call and then the same wasm call on a one-instance Runtime (the

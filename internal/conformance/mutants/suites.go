@@ -434,7 +434,7 @@ func extraCatalog() []Mutant {
 			Doc: "each 128x4 swizzle tile stored transposed (column-major: column k at (k%4)*128 + m%128)",
 			Run: swizzle(swizzleTileColMajor)},
 		{Name: "awq-dequantize-zero-not-subtracted", Suite: "awq-dequantize", Claim: "cuda", Class: "awq-zero-not-subtracted",
-			Doc: "AWQ dequantize as u * s, the zero point never subtracted (issue 17's example; a symmetric-kernel path applied to an asymmetric checkpoint)",
+			Doc: "AWQ dequantize as u * s, the zero point never subtracted (a symmetric-kernel path applied to an asymmetric checkpoint)",
 			Run: func(p ops.Params, in ops.Tensors) (ops.Tensors, error) {
 				q := ops.Tensors{}
 				for k, v := range in {
@@ -445,7 +445,7 @@ func extraCatalog() []Mutant {
 				return ops.Run("awq.dequantize", p, q)
 			}},
 		{Name: "nvfp4-amax-nan-first-only", Suite: "nvfp4", Claim: "recipe=canonical,swizzle=0", Class: "",
-			Doc: "NVFP4 block amax folded as m = |x0|, then a > m ? a : m: a NaN is noticed only in the block's first position (issue 17 §2: NaN handled by an amax fold at one position); outside the diagnosis library",
+			Doc: "NVFP4 block amax folded as m = |x0|, then a > m ? a : m: a NaN is noticed only in the block's first position (NaN handled by an amax fold at one position); outside the diagnosis library",
 			Run: nvfp4ByHand(amaxSeededFirst, globalEncode)},
 		{Name: "nvfp4-global-reciprocal-of-decode", Suite: "nvfp4", Claim: "recipe=canonical,swizzle=0", Class: "per-tensor-rule:rcp-of-decode",
 			Doc: "NVFP4 per-tensor value 1/(amax/2688) where 2688/amax is the recipe: the reciprocal of torchao's per_tensor_scale (torchao NVFP4Tensor), which rounds differently for about a quarter of amax values (issue 17 §2)",

@@ -15,7 +15,7 @@ import (
 	"github.com/bitexact/bitexact/refimpl/tensor"
 )
 
-// Separation inputs (issue 17 section 2): inputs built systematically so
+// Separation inputs: inputs built systematically so
 // that implementations that differ only at an edge are told apart, rather
 // than one input per bug found. conformance/separation's test holds the
 // golden set to that: every pair of the reference's own variants of an op
