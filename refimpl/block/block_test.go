@@ -1,6 +1,8 @@
 package block
 
 import (
+	"bytes"
+	"math"
 	"strings"
 	"testing"
 
@@ -76,5 +78,77 @@ func TestInputClassesCover(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestGGUFClassesSeparate: each GGUF quantize input class added to
+// separate two builds does separate them (the reason its comment gives):
+// the two computations differ on the class's values alone.
+func TestGGUFClassesSeparate(t *testing.T) {
+	x, classes := ggufQuantizeInputs()
+	class := map[string][]float32{}
+	off := 0
+	for _, c := range classes {
+		class[c.Name] = append(class[c.Name], x[off:off+c.Count]...)
+		off += c.Count
+	}
+	ftz := func(x []float32) []float32 {
+		y := make([]float32, len(x))
+		for i, v := range x {
+			if b := math.Float32bits(v); b&0x7f800000 == 0 {
+				v = math.Float32frombits(b & 0x80000000)
+			}
+			y[i] = v
+		}
+		return y
+	}
+	same := func(x []float32) []float32 { return x }
+	for _, tc := range []struct {
+		class string
+		typ   gguf.Type
+		a, b  gguf.Profile
+		// inA transforms the input of a's computation (FTZ or nothing).
+		inA func([]float32) []float32
+	}{
+		{"subnormal-scale", gguf.Q4_0, gguf.FMA, gguf.ARM64, same},
+		{"subnormal-scale", gguf.Q8_0, gguf.NoFMA, gguf.ARM64NoFMA, same},
+		{"subnormal-scale", gguf.Q5_1, gguf.NoFMA, gguf.ARM64NoFMA, ftz},
+		// one super-block: subnormal-scale, then subnormal-codes
+		{"subnormal-scale+subnormal-codes", gguf.Q5_K, gguf.NoFMA, gguf.NoFMA, ftz},
+		{"subnormal-scale+subnormal-codes", gguf.Q8_K, gguf.NoFMA, gguf.NoFMA, ftz},
+		{"lone-subnormal", gguf.Q2_K, gguf.NoFMA, gguf.NoFMA, ftz},
+		{"lone-subnormal", gguf.Q8_0, gguf.ARM64, gguf.ARM64, ftz},
+		{"lone-subnormal", gguf.TQ2_0, gguf.FMA, gguf.FMA, ftz},
+		{"nan-after-max", gguf.Q8_0, gguf.NoFMA, gguf.ARM64NoFMA, same},
+		{"nan-after-max", gguf.TQ1_0, gguf.FMA, gguf.ARM64, same},
+		{"contraction", gguf.Q4_1, gguf.NoFMA, gguf.FMA, same},
+		{"contraction", gguf.Q4_K, gguf.NoFMA, gguf.FMA, same},
+		{"contraction", gguf.Q4_K, gguf.FMA, gguf.ARM64, same},
+		{"contraction", gguf.Q4_K, gguf.NoFMA, gguf.ARM64, same},
+		{"contraction", gguf.Q5_K, gguf.FMA, gguf.ARM64, same},
+		{"contraction", gguf.Q6_K, gguf.NoFMA, gguf.FMA, same},
+	} {
+		name := tc.class + "/" + tc.typ.String() + "/" + tc.a.Name + "-" + tc.b.Name
+		t.Run(name, func(t *testing.T) {
+			var v []float32
+			for _, c := range strings.Split(tc.class, "+") {
+				cv, ok := class[c]
+				if !ok {
+					t.Fatalf("no class %s", c)
+				}
+				v = append(v, cv...)
+			}
+			qa, err := gguf.Quantize(tc.typ, tc.inA(v), tc.a)
+			if err != nil {
+				t.Fatal(err)
+			}
+			qb, err := gguf.Quantize(tc.typ, v, tc.b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if bytes.Equal(qa, qb) {
+				t.Errorf("the two computations agree on every %s value", tc.class)
+			}
+		})
 	}
 }

@@ -191,13 +191,17 @@ func nextBelow(v float32) float32 {
 	return math.Float32frombits(b + 1)
 }
 
-// ggufFloatSet is the GGUF quantizers' input: 256-value groups, one class
-// each, built to find the reported ways reimplementations break.
+// ggufFloatSet is the GGUF quantizers' input: one input class per run of
+// values (Classes), 256 of them (one super-block) unless a class is about
+// the 32- and 64-value blocks only, built to find the reported ways
+// reimplementations break and to separate every pair of builds that
+// differ somewhere (conformance/separation).
 var ggufFloatSet = FloatSet{Name: "gguf.quantize",
-	Doc: "x F32 [G*256], one input class per 256 values (Classes): all-zero and -0 blocks; sub-blocks whose scales (and mins) all differ, " +
+	Doc: "x F32 [G*256], input classes in runs (Classes): all-zero and -0 blocks; sub-blocks whose scales (and mins) all differ, " +
 		"so a 6-bit/4-bit scale unpack mix-up moves every value; x.5 ties of the q4_0, q5_0, q8_0 and q2_0 grids and the float32 just below " +
-		"(roundf against floor(x+0.5), x*id+c contracted or not), 0.49999997 at unit scale; tiny, huge and MaxFloat32 blocks; " +
-		"NaN, ±Inf and all-non-finite blocks",
+		"(roundf against floor(x+0.5), x*id+c contracted or not), 0.49999997 at unit scale; super-blocks where contraction changes a K-quant code; " +
+		"tiny, huge and MaxFloat32 blocks; blocks whose scale is subnormal (1/d overflows, the overflowing casts differ by target) and blocks holding " +
+		"one subnormal (FTZ inputs); NaN, ±Inf and all-non-finite blocks, and MaxFloat32 before a NaN (the NaN resets a running max)",
 	Make: func() []float32 { x, _ := ggufQuantizeInputs(); return x },
 	Classes: func() []Class {
 		_, c := ggufQuantizeInputs()
@@ -208,32 +212,29 @@ func ggufQuantizeInputs() ([]float32, []Class) {
 	r := &rng{s: 0x67677566}
 	var x []float32
 	var classes []Class
-	add := func(kind string, f func(i int) float32) {
-		for i := 0; i < 256; i++ {
+	// addN appends n values of class kind; add a whole super-block.
+	addN := func(kind string, n int, f func(i int) float32) {
+		for i := 0; i < n; i++ {
 			x = append(x, f(i))
 		}
-		if n := len(classes); n > 0 && classes[n-1].Name == kind {
-			classes[n-1].Count += 256
+		if k := len(classes); k > 0 && classes[k-1].Name == kind {
+			classes[k-1].Count += n
 		} else {
-			classes = append(classes, Class{kind, 256})
+			classes = append(classes, Class{kind, n})
 		}
 	}
+	add := func(kind string, f func(i int) float32) { addN(kind, 256, f) }
 	inf := float32(math.Inf(1))
 	nan := math.Float32frombits(0x7FC00000)
 	negNaN := math.Float32frombits(0xFFC00000)
 	add("zero", func(int) float32 { return 0 })
 	add("negzero", func(i int) float32 { return math.Float32frombits(uint32(1-i%2) << 31) })
-	for _, e := range []int{0, -6} {
-		s := float32(math.Ldexp(1, e))
-		add("uniform", func(int) float32 { return r.unit() * s })
-	}
+	add("uniform", func(int) float32 { return r.unit() })
 	add("gauss", func(int) float32 { return float32(r.unit()+r.unit()+r.unit()+r.unit()) * 0.02 })
-	for k := 0; k < 2; k++ {
-		add("subscales", func(i int) float32 {
-			sub := i / 16
-			return r.unit() * float32(math.Ldexp(1+float64(sub)/7, sub%5-2))
-		})
-	}
+	add("subscales", func(i int) float32 {
+		sub := i / 16
+		return r.unit() * float32(math.Ldexp(1+float64(sub)/7, sub%5-2))
+	})
 	off := r.unit()
 	add("subscales-min", func(i int) float32 {
 		sub := i / 32
@@ -246,12 +247,15 @@ func ggufQuantizeInputs() ([]float32, []Class) {
 		}
 		return r.unit() * 0.01
 	})
+	// The tie classes are about the 32- and 64-value grids: four blocks of
+	// 32 (two of 64) each, the tie and the float32 below it sharing a
+	// super-block.
 	for _, a := range []struct {
 		kind       string
 		anchor, hi float32
 	}{{"ties-q4_0", -8, 8}, {"ties-q5_0", -16, 16}, {"ties-q8_0", 127, 127}, {"ties-q2_0", 1, 2}} {
 		for _, below := range []bool{false, true} {
-			var ds [8]float32
+			var ds [4]float32
 			for b := range ds {
 				ds[b] = float32(math.Ldexp(1+float64(r.intn(1000))/1000, r.intn(8)-4))
 			}
@@ -259,7 +263,7 @@ func ggufQuantizeInputs() ([]float32, []Class) {
 			if below {
 				kind += "-below"
 			}
-			add(kind, func(i int) float32 {
+			addN(kind, 128, func(i int) float32 {
 				d := ds[i/32]
 				if i%32 == 0 {
 					return a.anchor * d
@@ -272,6 +276,17 @@ func ggufQuantizeInputs() ([]float32, []Class) {
 			})
 		}
 	}
+	// contraction: super-blocks of half-integer multiples of a scale per
+	// 32 values (many near-equal candidate errors), from seeds a search
+	// chose so that contraction (fma, arm64: q4_1's (x-min)*id + 0.5, the
+	// K-quants' sums and fused nearest_int) and arm64's scalar sum of
+	// squares (q4_K and q5_K weights) change a code: random values rarely
+	// do, and the differences sit in a few rounding near-ties
+	// (TestGGUFClassesSeparate).
+	for _, seed := range ggufContractionSeeds {
+		x = append(x, ggufContractionBlock(seed)...)
+	}
+	classes = append(classes, Class{"contraction", 256 * len(ggufContractionSeeds)})
 	add("half-ulp", func(i int) float32 {
 		return [8]float32{127, 0.49999997, 0.5, -0.49999997, 1.5, 2.5, -2.5, 126.5}[i%8]
 	})
@@ -279,6 +294,43 @@ func ggufQuantizeInputs() ([]float32, []Class) {
 	for _, s := range []float32{1e-15, 1e-30, 1e-44} {
 		add("tiny", func(int) float32 { return r.unit() * s })
 	}
+	// subnormal-scale (four blocks of 32): values in [2^-126, 2^-125), a
+	// quarter replaced by subnormals; blocks 0 and 2 of random signs,
+	// 1 positive, 3 negative, so that max-min is below 2^-125 too: the
+	// legacy scale (max/-8 .. amax/127) is subnormal, 1/d overflows to
+	// Inf and x*id is ±Inf, whose cast to an integer x86-64 (0x80000000)
+	// and arm64 (saturated) give differently; the elements stay normal
+	// under FTZ, so an FTZ build still meets the overflow.
+	addN("subnormal-scale", 128, func(i int) float32 {
+		v := float32(math.Ldexp(1+float64(abs32(r.unit())), -126))
+		if i%4 == 3 {
+			v = r.unit() * float32(math.Ldexp(1, -126))
+		}
+		if b := i / 32; b%2 == 0 && r.intn(2) == 0 || b == 3 {
+			v = -v
+		}
+		return v
+	})
+	// subnormal-codes (four blocks of 32): values below 2^-120 and, every
+	// other one, subnormals, which the K-quants' super-block scale (set by
+	// the 2^-120 values) quantizes to nonzero codes, so that FTZ inputs
+	// change codes.
+	addN("subnormal-codes", 128, func(i int) float32 {
+		if i%2 == 1 {
+			return r.unit() * float32(math.Ldexp(1, -126))
+		}
+		return r.unit() * float32(math.Ldexp(1, -120))
+	})
+	// lone-subnormal: zeros and, in each block of 32, the largest
+	// subnormal (sign alternating by block): FTZ makes the block all zero,
+	// the reference derives a subnormal scale from it (and codes through
+	// 1/d = Inf as in subnormal-scale).
+	add("lone-subnormal", func(i int) float32 {
+		if i%32 != (i/32*5+8)%32 {
+			return 0
+		}
+		return math.Float32frombits(0x007FFFFF | uint32(i/32%2)<<31)
+	})
 	for _, s := range []float32{1e5, 3e38} {
 		add("large", func(int) float32 { return r.unit() * s })
 	}
@@ -288,8 +340,10 @@ func ggufQuantizeInputs() ([]float32, []Class) {
 		}
 		return -r.unit() * math.MaxFloat32
 	})
+	// Two blocks of 32 per non-finite value, at a position that moves by
+	// block.
 	for _, v := range []float32{inf, -inf, nan, negNaN} {
-		add("nonfinite", func(i int) float32 {
+		addN("nonfinite", 64, func(i int) float32 {
 			if i%32 == (i/32*5)%32 {
 				return v
 			}
@@ -310,8 +364,50 @@ func ggufQuantizeInputs() ([]float32, []Class) {
 		}
 		return nan
 	})
+	// nan-after-max: ±MaxFloat32 (sign alternating by block) before a NaN
+	// and values below 1 after it: q8_0's MAX(amax, |x|) and the ternary
+	// types' running max let the NaN replace the max and the next element
+	// replace the NaN, so the scale comes from the small values and the
+	// large one's x*id overflows the integer cast (0x80000000 on x86-64,
+	// saturated on arm64).
+	add("nan-after-max", func(i int) float32 {
+		b, j := i/32, i%32
+		switch {
+		case j == (b*3+1)%16:
+			return math.Float32frombits(math.Float32bits(math.MaxFloat32) | uint32(b%2)<<31)
+		case j == 16+(b*5)%16:
+			return math.Float32frombits(math.Float32bits(nan) | uint32(b/2%2)<<31)
+		}
+		return r.unit()
+	})
 	return x, classes
 }
+
+// ggufContractionSeeds seed the contraction super-blocks (see
+// ggufQuantizeInputs).
+var ggufContractionSeeds = []uint64{
+	559,  // q6_K: fma against nofma
+	1157, // q4_K: arm64 against fma and against nofma
+	2708, // q4_1 and q4_K: fma against nofma
+	6254, // q5_K: arm64 against fma
+}
+
+// ggufContractionBlock is one super-block of (k + 0.5) * d_b, k in
+// [-32, 32), with one d_b per 32 values in [1/16, 8).
+func ggufContractionBlock(seed uint64) []float32 {
+	r := &rng{s: seed}
+	var ds [8]float32
+	for b := range ds {
+		ds[b] = float32(math.Ldexp(1+float64(r.intn(1000))/1000, r.intn(8)-4))
+	}
+	x := make([]float32, 256)
+	for i := range x {
+		x[i] = (float32(r.intn(64)) - 32 + 0.5) * ds[i/32]
+	}
+	return x
+}
+
+func abs32(v float32) float32 { return math.Float32frombits(math.Float32bits(v) &^ (1 << 31)) }
 
 // specialFP16 are the scale values a dequantizer must survive: ±0, the
 // smallest subnormal, the largest finite, ±Inf, ±NaN and a signalling NaN.
@@ -324,7 +420,15 @@ const ggufRandomBlocks = 3
 // fp16 scales, then one block per special value of the first scale field
 // (the second keeps a finite random value, so a NaN never meets a NaN);
 // IQ4 blocks hold every grid level, IQ4_XS blocks together every 6-bit
-// scale, NVFP4 blocks every UE4M3 code, Q8_K's float32 d zero, Inf and NaN.
+// scale, NVFP4 blocks every UE4M3 code, Q8_K's float32 d zero, Inf, NaN
+// and a subnormal (2^-133: every q*d subnormal). Zeros meet the scales:
+// the last random block has a negative first scale, a zero second one
+// (-0 for Q4_1 and Q5_1's m, +0 for the K-quants' dmin) and the low bit
+// or nibble of each packed field's first byte clear (element 0's code
+// zero in the legacy layouts), so that a zero quant gives -0; the
+// ±Inf-scale blocks of Q8_0 and IQ4_XS hold a zero code or a zero
+// sub-block scale (0*Inf: the default NaN, negative on x86-64, positive
+// on arm64).
 func ggufBlockSet(t gguf.Type) BlockSet {
 	n := ggufRandomBlocks + len(specialFP16)
 	switch t {
@@ -334,8 +438,8 @@ func ggufBlockSet(t gguf.Type) BlockSet {
 		n = max(n, 8)
 	}
 	return BlockSet{Name: "gguf." + t.String() + ".blocks",
-		Doc: fmt.Sprintf("blocks U8 [%d,%d] of GGUF %s: %d with random bytes and finite scales, then a block per special scale (±0, subnormal, max, ±Inf, ±NaN, sNaN); "+
-			"IQ4 quants cycle through every grid level, IQ4_XS scales take every 6-bit value, NVFP4 scales every UE4M3 code", n, t.BlockBytes(), t, ggufRandomBlocks),
+		Doc: fmt.Sprintf("blocks U8 [%d,%d] of GGUF %s: %d with random bytes and finite scales (the last with a negative first scale and a zero second, so that zero quants give -0), then a block per special scale (±0, subnormal, max, ±Inf, ±NaN, sNaN); "+
+			"IQ4 quants cycle through every grid level, IQ4_XS scales take every 6-bit value, NVFP4 scales every UE4M3 code; a zero code or sub-block scale meets each ±Inf scale", n, t.BlockBytes(), t, ggufRandomBlocks),
 		Make:    func() []byte { return ggufBlocks(t, n) },
 		Classes: []Class{{"random", ggufRandomBlocks}, {"special-scale", n - ggufRandomBlocks}}}
 }
@@ -349,29 +453,53 @@ func ggufBlocks(t gguf.Type, n int) []byte {
 	}
 	for i := 0; i < n; i++ {
 		blk := b[i*bb : (i+1)*bb]
-		first := true
+		field := 0
+		infScale := false
 		for _, f := range ggufLayouts[t] {
 			switch f.Kind {
 			case "fp16":
 				h := uint16(r.intn(2))<<15 | uint16(3+r.intn(16))<<10 | uint16(r.intn(1024))
-				if first && i >= ggufRandomBlocks && i-ggufRandomBlocks < len(specialFP16) {
+				switch {
+				case field == 0 && i >= ggufRandomBlocks && i-ggufRandomBlocks < len(specialFP16):
 					h = specialFP16[i-ggufRandomBlocks]
+					infScale = h&0x7FFF == 0x7C00
+				case field == 0 && i == ggufRandomBlocks-1:
+					h |= 0x8000
+				case field == 1 && i == ggufRandomBlocks-1:
+					// the zero whose sum with a -0 product is -0: q*d + m
+					// takes m = -0, d*sc*q - dmin*m takes dmin = +0
+					h = 0
+					if f.Name == "m" {
+						h = 0x8000
+					}
 				}
-				first = false
+				field++
 				binary.LittleEndian.PutUint16(blk[f.Offset:], h)
 			case "f32":
 				d := (r.unit() + 2) * 1e-3
-				if k := i - ggufRandomBlocks; k >= 0 && k < 4 {
-					d = [4]float32{0, float32(math.Inf(1)), math.Float32frombits(0x7FC00000), math.Float32frombits(0xFFA00001)}[k]
+				if k := i - ggufRandomBlocks; k >= 0 && k < 5 {
+					d = [5]float32{0, float32(math.Inf(1)), math.Float32frombits(0x7FC00000), math.Float32frombits(0xFFA00001), math.Float32frombits(0x00040000)}[k]
 				}
 				binary.LittleEndian.PutUint32(blk[f.Offset:], math.Float32bits(d))
 			case "ue4m3":
 				for s := 0; s < f.Bytes; s++ {
 					blk[f.Offset+s] = byte(4*i + s)
 				}
+			case "nibbles":
+				if i == ggufRandomBlocks-1 {
+					blk[f.Offset] &= 0xF0 // element 0's low bits zero
+				}
+			case "bits":
+				if i == ggufRandomBlocks-1 {
+					blk[f.Offset] &^= 1 // element 0's high bit zero
+				}
 			}
 		}
 		switch t {
+		case gguf.Q8_0:
+			if infScale {
+				blk[2] = 0
+			}
 		case gguf.IQ4_NL:
 			for j := 0; j < 16; j++ {
 				blk[2+j] = byte((j+i)%16 | (15-(j+i)%16)<<4)
@@ -380,10 +508,13 @@ func ggufBlocks(t gguf.Type, n int) []byte {
 			for j := 0; j < 128; j++ {
 				blk[8+j] = byte((j+i)%16 | (15-(j+i)%16)<<4)
 			}
-			if i < 8 {
+			switch {
+			case i < 8:
+				// blocks 0-7 take the 64 6-bit scales, block 7 (the +Inf
+				// scale) 32-39
 				var sh uint16
 				for ib := 0; ib < 8; ib++ {
-					ls := uint8(8*i + ib)
+					ls := uint8(8*(i+5)+ib) % 64
 					if ib%2 == 0 {
 						blk[4+ib/2] = ls & 0xF
 					} else {
@@ -392,6 +523,10 @@ func ggufBlocks(t gguf.Type, n int) []byte {
 					sh |= uint16(ls>>4) << (2 * ib)
 				}
 				binary.LittleEndian.PutUint16(blk[2:], sh)
+			case infScale:
+				// sub-block 0 at ls = 32 (0x20: low nibble 0, high bits 2)
+				blk[4] &= 0xF0
+				blk[2] = blk[2]&^3 | 2
 			}
 		}
 	}
