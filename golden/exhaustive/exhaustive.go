@@ -13,6 +13,7 @@
 package exhaustive
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"embed"
@@ -20,6 +21,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"math"
 	"runtime"
@@ -140,6 +142,13 @@ func ComputeLeaves(ctx context.Context, u Unary, conv string, chunks []int, work
 }
 
 // hashChunks computes the leaf of every job, workers jobs at once.
+//
+// Most chunks of a narrow format hold one code repeated (every input of
+// the chunk rounds to the same zero, maximum, infinity or NaN code): a
+// chunk whose outputs are all one code takes its leaf from a table of
+// such leaves, filled on first use, instead of hashing 2^24 codes again.
+// The leaf is the same bytes either way, SHA-256(0x00 || outputs); only
+// the outputs are always computed, so every input is still checked.
 func hashChunks(ctx context.Context, u Unary, jobs []job, workers int, progress Progress) ([][32]byte, error) {
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
@@ -150,6 +159,7 @@ func hashChunks(ctx context.Context, u Unary, jobs []job, workers int, progress 
 	var done atomic.Uint64
 	var mu sync.Mutex
 	var wg sync.WaitGroup
+	var uniform sync.Map // string(code) -> [32]byte leaf of a chunk of that code
 	errs := make([]error, workers)
 	for w := 0; w < workers; w++ {
 		wg.Add(1)
@@ -162,11 +172,16 @@ func hashChunks(ctx context.Context, u Unary, jobs []job, workers int, progress 
 					return
 				}
 				c, i := jobs[k].c, jobs[k].chunk
-				if n := callInputs * c.Width(); len(buf) != n {
+				width := c.Width()
+				if n := callInputs * width; len(buf) != n {
 					buf = make([]byte, n)
 				}
 				h := sha256.New()
 				h.Write([]byte{0})
+				// code is the one code of every call so far while none has
+				// been hashed; pending counts those calls.
+				var code []byte
+				pending, hashed := 0, false
 				for off := 0; off < Chunk; off += callInputs {
 					start := uint32(i*Chunk + off)
 					if err := u.Unary(ctx, c.Name, start, buf); err != nil {
@@ -174,7 +189,20 @@ func hashChunks(ctx context.Context, u Unary, jobs []job, workers int, progress 
 						next.Store(int64(len(jobs)))
 						return
 					}
-					h.Write(buf)
+					switch {
+					case !hashed && oneCode(buf, width) && (pending == 0 || bytes.Equal(buf[:width], code)):
+						if pending == 0 {
+							code = bytes.Clone(buf[:width])
+						}
+						pending++
+					default:
+						if pending > 0 {
+							writeRepeated(h, code, pending*callInputs)
+							pending = 0
+						}
+						hashed = true
+						h.Write(buf)
+					}
 					d := done.Add(callInputs)
 					if progress != nil {
 						mu.Lock()
@@ -182,12 +210,36 @@ func hashChunks(ctx context.Context, u Unary, jobs []job, workers int, progress 
 						mu.Unlock()
 					}
 				}
+				if hashed {
+					h.Sum(leaves[k][:0])
+					continue
+				}
+				if l, ok := uniform.Load(string(code)); ok {
+					leaves[k] = l.([32]byte)
+					continue
+				}
+				writeRepeated(h, code, Chunk)
 				h.Sum(leaves[k][:0])
+				uniform.Store(string(code), leaves[k])
 			}
 		}()
 	}
 	wg.Wait()
 	return leaves, errors.Join(errs...)
+}
+
+// oneCode reports whether b is one code of width bytes repeated.
+func oneCode(b []byte, width int) bool {
+	return bytes.Equal(b[width:], b[:len(b)-width])
+}
+
+// writeRepeated writes code n times to w.
+func writeRepeated(w io.Writer, code []byte, n int) {
+	fill := bytes.Repeat(code, callInputs)
+	for ; n >= callInputs; n -= callInputs {
+		w.Write(fill)
+	}
+	w.Write(fill[:n*len(code)])
 }
 
 func merkleRoot(level [][32]byte) [32]byte {

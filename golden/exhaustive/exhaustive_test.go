@@ -227,3 +227,88 @@ func TestExhaustiveWasm(t *testing.T) {
 		}
 	}
 }
+
+// codeFunc computes the code of each input with f, width bytes each.
+type codeFunc func(x uint32) uint16
+
+func (f codeFunc) Unary(ctx context.Context, conv string, start uint32, out []byte) error {
+	c, err := unary.Lookup(conv)
+	if err != nil {
+		return err
+	}
+	for i := 0; i < len(out)/c.Width(); i++ {
+		v := f(start + uint32(i))
+		out[i*c.Width()] = uint8(v)
+		if c.Width() == 2 {
+			out[i*2+1] = uint8(v >> 8)
+		}
+	}
+	return nil
+}
+
+// A chunk of one repeated code takes its leaf from the table of such
+// leaves: every leaf must still be SHA-256(0x00 || the chunk's codes),
+// whether the chunk is one code throughout, changes code from one call
+// to the next, or differs in one input only.
+func TestRepeatedCodeLeaves(t *testing.T) {
+	ctx := context.Background()
+	last := uint32(Chunk - 1)
+	for _, tc := range []struct {
+		name string
+		conv string
+		f    codeFunc
+	}{
+		{"one code", "e2m1/nvidia", func(uint32) uint16 { return 7 }},
+		{"one 16-bit code", "fp16/rne", func(uint32) uint16 { return 0x7c00 }},
+		{"16-bit code with equal bytes", "fp16/rne", func(uint32) uint16 { return 0x0101 }},
+		{"a second code from the second call", "e2m1/nvidia", func(x uint32) uint16 {
+			if x%Chunk >= callInputs {
+				return 2
+			}
+			return 1
+		}},
+		{"a second code in the last call", "e2m1/nvidia", func(x uint32) uint16 {
+			if x%Chunk >= Chunk-callInputs {
+				return 2
+			}
+			return 1
+		}},
+		{"one input differs, last", "e2m1/nvidia", func(x uint32) uint16 {
+			if x%Chunk == last {
+				return 3
+			}
+			return 0
+		}},
+		{"one input differs, first", "fp16/rne", func(x uint32) uint16 {
+			if x%Chunk == 0 {
+				return 0x8000
+			}
+			return 0
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := unary.Lookup(tc.conv)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Two chunks, so the second one of a repeated code reads the
+			// table the first one filled.
+			got, err := ComputeLeaves(ctx, tc.f, tc.conv, []int{3, 4}, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Every f depends on the input's place in its chunk only:
+			// both chunks hold the same codes.
+			out := make([]byte, Chunk*c.Width())
+			if err := tc.f.Unary(ctx, tc.conv, 3*Chunk, out); err != nil {
+				t.Fatal(err)
+			}
+			want := sha256.Sum256(append([]byte{0}, out...))
+			for k, chunk := range []uint32{3, 4} {
+				if got[k] != hex.EncodeToString(want[:]) {
+					t.Errorf("chunk %d: leaf %s, want %x", chunk, got[k], want)
+				}
+			}
+		})
+	}
+}
