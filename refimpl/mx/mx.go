@@ -45,6 +45,7 @@ import (
 	"github.com/bitexact/bitexact/refimpl/fp4"
 	"github.com/bitexact/bitexact/refimpl/fp8"
 	"github.com/bitexact/bitexact/refimpl/minifloat"
+	"github.com/bitexact/bitexact/refimpl/mxfp4"
 )
 
 // BlockSize is the number of elements sharing one E8M0 scale.
@@ -267,27 +268,13 @@ type Quantized struct {
 
 var qNaN = math.Float32frombits(0x7FC00000)
 
-// pow2 returns 2^k as a float32 for k in [-149, 127], built from its bits.
-func pow2(k int) float32 {
-	if k >= -126 {
-		return math.Float32frombits(uint32(k+127) << 23)
-	}
-	return math.Float32frombits(1 << uint(k+149))
-}
+// pow2 is 2^k as a float32 for k in [-149, 127] (refimpl/mxfp4's, the
+// family's E2M1 member, until that package is rebuilt on this one).
+func pow2(k int) float32 { return mxfp4.Pow2(k) }
 
-// BlockAmax is the block's largest |x|, NaN when any element is NaN.
-func BlockAmax(xs []float32) float32 {
-	var m float32
-	for _, v := range xs {
-		if v != v {
-			return qNaN
-		}
-		if a := float32(math.Abs(float64(v))); a > m {
-			m = a
-		}
-	}
-	return m
-}
+// BlockAmax is the block's largest |x|, NaN when any element is NaN: the
+// OCP amax every element type shares (refimpl/mxfp4.BlockAmax).
+func BlockAmax(xs []float32) float32 { return mxfp4.BlockAmax(xs) }
 
 func checkShape(n, rows, cols int, d Dim) error {
 	if rows < 0 || cols < 0 {
